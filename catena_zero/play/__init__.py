@@ -1,0 +1,1 @@
+"""catena_zero.play."""
