@@ -1,1 +1,46 @@
-"""catena_zero.data."""
+"""catena_zero.data: training samples and versioned shards (numpy only).
+
+Example::
+
+    from catena_zero.data import ReplayWindow, Samples, ShardMeta, read_shard, write_shard
+    write_shard(directory / shard_filename(7), samples, ShardMeta(side=4, game_type="komi",
+                scoring="standard", model_step=300, num_games=64))
+    window = ReplayWindow(directory, window_samples=100_000); window.refresh()
+    batch = window.sample_batch(256, np.random.default_rng(0))
+"""
+
+from catena_zero.data.samples import (
+    FIELDS,
+    Samples,
+    augment_with_symmetries,
+    grid_permutation,
+    wdl_from_outcome,
+)
+from catena_zero.data.shards import (
+    FORMAT_VERSION,
+    ReplayWindow,
+    ShardError,
+    ShardMeta,
+    list_shards,
+    read_shard,
+    read_shard_meta,
+    shard_filename,
+    write_shard,
+)
+
+__all__ = [
+    "FIELDS",
+    "FORMAT_VERSION",
+    "ReplayWindow",
+    "Samples",
+    "ShardError",
+    "ShardMeta",
+    "augment_with_symmetries",
+    "grid_permutation",
+    "list_shards",
+    "read_shard",
+    "read_shard_meta",
+    "shard_filename",
+    "wdl_from_outcome",
+    "write_shard",
+]

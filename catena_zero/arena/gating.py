@@ -1,0 +1,233 @@
+"""Gating: a new checkpoint plays the champion of its track and may replace it.
+
+The candidate is promoted when it scores at least `GateConfig.threshold` (draws
+as half) over `num_games` games, or, with `use_sprt`, as soon as the SPRT
+accepts H1 (and it is rejected as soon as the SPRT accepts H0; a match that
+reaches `num_games` undecided falls back to the threshold). The first checkpoint
+of a track becomes champion without a match. Promotion is a compare-and-set on
+the registry: if another process changed the champion while the match was being
+played, the candidate has not beaten the new one and is not promoted ("stale").
+
+From the training loop:
+
+    callback = make_gating_callback(rules, GateConfig(registry="runs/champions.json"),
+                                    search_config=search_config)
+    train_loop(loop_config, on_checkpoint=callback)   # each CheckpointEvent is gated
+    result = callback("runs/a/checkpoints/checkpoint-step000000500-iter000010.pt", 500)
+    print(result.summary(), result.scalars())
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from catena_zero.arena.config import GateConfig
+from catena_zero.arena.match import MatchResult, ProgressFn, combine_results, play_match
+from catena_zero.arena.registry import (
+    ChampionEntry,
+    ChampionRegistry,
+    StaleChampionError,
+    Track,
+)
+from catena_zero.arena.specs import AgentFactory, parse_agent_spec
+from catena_zero.arena.sprt import SprtDecision, SprtResult, sprt
+from catena_zero.rules import Rules
+
+
+@dataclass
+class GateResult:
+    track: str  # e.g. "side6-komi-standard"
+    candidate: str  # candidate checkpoint path
+    champion: str | None  # champion checkpoint path before the gate (None: there was none)
+    step: int  # candidate's training step (-1 when unknown)
+    promoted: bool  # the candidate is now the champion
+    reason: str  # "first", "threshold", "sprt" or "stale" (promoted or not, why)
+    match: MatchResult | None  # the candidate (A) against the champion (B); None for "first"
+    sprt: SprtResult | None  # the last SPRT look, when SPRT was used
+
+    def scalars(self) -> dict[str, float]:
+        """Numbers for TensorBoard (`gate/...`)."""
+        values = {"gate/promoted": float(self.promoted)}
+        if self.match is not None:
+            values["gate/score"] = self.match.score
+            values["gate/games"] = float(self.match.num_games)
+            values["gate/score_lower"] = self.match.interval[0]
+        if self.sprt is not None:
+            values["gate/sprt_llr"] = self.sprt.llr
+        return values
+
+    def summary(self) -> str:
+        verdict = "PROMOTED" if self.promoted else "rejected"
+        if self.match is None:
+            return f"{self.track}: {self.candidate} {verdict} ({self.reason}: no champion yet)"
+        m = self.match
+        return (f"{self.track}: {self.candidate} vs champion {self.champion}: "
+                f"+{m.wins} ={m.draws} -{m.losses}, score {m.score:.3f} "
+                f"[{m.interval[0]:.3f}, {m.interval[1]:.3f}] -> {verdict} ({self.reason})")
+
+
+def gate_match(
+    rules: Rules,
+    candidate: Any,
+    champion: Any,
+    config: GateConfig,
+    komi: int = 0,
+    seed: int = 0,
+    progress: ProgressFn | None = None,
+    opening_plies: int = 2,
+    opening_agent: Any = None,
+    names: tuple[str, str] = ("candidate", "champion"),
+) -> tuple[bool, str, MatchResult, SprtResult | None]:
+    """Play the candidate (A) against the champion (B) and decide.
+
+    Returns (promote, reason, match, last SPRT result or None); reason is
+    "threshold" or "sprt".
+    """
+    chunk = config.chunk_games if config.use_sprt else config.num_games
+    results: list[MatchResult] = []
+    last_sprt: SprtResult | None = None
+    played = 0
+    while played < config.num_games:
+        games = min(chunk, config.num_games - played)
+
+        def chunk_progress(finished: int, _total: int, offset: int = played) -> None:
+            if progress is not None:
+                progress(offset + finished, config.num_games)
+
+        results.append(play_match(
+            rules, candidate, champion, games, komi=komi, seed=seed + 7919 * len(results),
+            progress=chunk_progress, opening_plies=opening_plies, opening_agent=opening_agent,
+            name_a=names[0], name_b=names[1],
+        ))
+        played += games
+        if config.use_sprt:
+            match = combine_results(results)
+            last_sprt = sprt(match.wins, match.draws, match.losses, config.sprt)
+            if last_sprt.decision is not SprtDecision.CONTINUE:
+                return last_sprt.decision is SprtDecision.ACCEPT, "sprt", match, last_sprt
+    match = combine_results(results)
+    return match.score >= config.threshold, "threshold", match, last_sprt
+
+
+def _checkpoint_path(candidate: str | os.PathLike) -> str:
+    text = str(candidate)
+    if text.startswith("checkpoint:") or Path(text).is_file():
+        return parse_agent_spec(text).path
+    raise ValueError(f"gate candidate must be a checkpoint (checkpoint:PATH or a file), "
+                     f"got {text!r}")
+
+
+def run_gate(
+    rules: Rules,
+    candidate: str | os.PathLike,
+    config: GateConfig,
+    factory: Callable[[str], Any] | None = None,
+    step: int = -1,
+    komi: int = 0,
+    seed: int = 0,
+    progress: ProgressFn | None = None,
+    opening_plies: int = 2,
+) -> GateResult:
+    """Gate one checkpoint against its track's champion and update the registry.
+
+    factory: builds agents from specs (default: an AgentFactory with the default
+    SearchConfig). The champion is rebuilt from its registry path.
+    """
+    candidate_path = _checkpoint_path(candidate)
+    registry = ChampionRegistry(config.registry)
+    track = Track.from_rules(rules)
+    factory = factory or AgentFactory(rules, registry=config.registry)
+    current = registry.champion(track)
+    if current is None:
+        return _promote(registry, track, candidate_path, None, step, "first", None, None)
+    if Path(current.checkpoint).resolve() == Path(candidate_path).resolve():
+        raise ValueError(f"candidate {candidate_path!r} is already the champion of {track.key}")
+    candidate_agent = factory(f"checkpoint:{candidate_path}")
+    champion_agent = factory(f"checkpoint:{current.checkpoint}")
+    promote, reason, match, last_sprt = gate_match(
+        rules, candidate_agent, champion_agent, config, komi=komi, seed=seed,
+        progress=progress, opening_plies=opening_plies,
+        names=(candidate_path, current.checkpoint),
+    )
+    if not promote:
+        return GateResult(track.key, candidate_path, current.checkpoint, step, False, reason,
+                          match, last_sprt)
+    return _promote(registry, track, candidate_path, current.checkpoint, step, reason, match,
+                    last_sprt)
+
+
+def _promote(registry: ChampionRegistry, track: Track, candidate: str, previous: str | None,
+             step: int, reason: str, match: MatchResult | None, last_sprt: SprtResult | None
+             ) -> GateResult:
+    extra: dict[str, Any] = {}
+    if match is not None:
+        extra = {"wins": match.wins, "draws": match.draws, "losses": match.losses,
+                 "interval": list(match.interval)}
+    if last_sprt is not None:
+        extra["sprt_llr"] = last_sprt.llr
+    entry = ChampionEntry(
+        checkpoint=candidate, step=int(step), reason=reason,
+        score=None if match is None else match.score,
+        games=0 if match is None else match.num_games, extra=extra,
+    )
+    try:
+        registry.promote(track, entry, expected_previous=previous)
+    except StaleChampionError:
+        return GateResult(track.key, candidate, previous, step, False, "stale", match, last_sprt)
+    return GateResult(track.key, candidate, previous, step, True, reason, match, last_sprt)
+
+
+def make_gating_callback(
+    rules: Rules,
+    config: GateConfig,
+    search_config: Any = None,
+    device: str = "auto",
+    komi: int | None = None,
+    seed: int = 0,
+    opening_plies: int = 2,
+    log: Callable[[str], None] | None = print,
+    factory: Callable[[str], Any] | None = None,
+) -> Callable[..., GateResult]:
+    """A gating callback for the training loop.
+
+    `callback(event)` takes the loop's CheckpointEvent (`.path`, `.counters.step`,
+    `.fair_komi`), so it can be passed as `train_loop(config, on_checkpoint=callback)`;
+    `callback(path, step)` works too. Each call gates the checkpoint against the current
+    champion of the rules' track (seeded by `seed + step`) and logs a one-line summary
+    through `log`. komi None: the event's fair-komi estimate rounded into the rules' range
+    (0 without one). search_config (a SearchConfig) and device configure the checkpoint
+    agents; `factory` replaces the default AgentFactory (tests, custom agents).
+    """
+    factory = factory or AgentFactory(rules, search_config=search_config, device=device,
+                                      registry=config.registry)
+
+    def callback(event: Any, step: int | None = None) -> GateResult:
+        if hasattr(event, "path") and hasattr(event, "counters"):
+            path, step = event.path, int(event.counters.step)
+            estimate = getattr(event, "fair_komi", None)
+        else:
+            path, estimate = event, None
+            if step is None:
+                raise ValueError(f"gating callback needs the step of {str(event)!r}")
+        game_komi = komi if komi is not None else _komi_near(rules, estimate)
+        result = run_gate(rules, f"checkpoint:{path}", config, factory=factory, step=int(step),
+                          komi=game_komi, seed=seed + int(step), opening_plies=opening_plies)
+        if log is not None:
+            log(result.summary())
+        return result
+
+    return callback
+
+
+def _komi_near(rules: Rules, estimate: float | None) -> int:
+    """The whole komi nearest a fair-komi estimate, inside the rules' range (0 without one)."""
+    low, high = rules.komi_range
+    if estimate is None or not np.isfinite(estimate):
+        return int(min(max(0, low), high))
+    return int(min(max(round(float(estimate)), low), high))

@@ -1,0 +1,188 @@
+"""Elo ladder: the checkpoints of a run and fixed baselines, rated together.
+
+Players are paired round-robin (every pair) or by sampling (each checkpoint
+against its successor, every player against `sampled_pairs` random others, and
+a chain through all players so the comparison graph is connected). Each pairing
+is one batched match; all results feed one Bradley-Terry fit anchored at the
+anchor player (uniform random = 0). Writes elo.csv, elo.png, matches.json and
+TensorBoard scalars into the output directory.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from catena_zero.arena.config import LadderConfig
+from catena_zero.arena.elo import (
+    EloFit,
+    PairwiseResults,
+    fit_bradley_terry,
+    plot_elo,
+    write_elo_csv,
+    write_elo_tensorboard,
+)
+from catena_zero.arena.match import MatchResult, play_match
+from catena_zero.arena.registry import write_json_atomic
+from catena_zero.rules import Rules
+
+LADDER_FORMAT_VERSION = 1
+CHECKPOINT_SUFFIXES = (".pt", ".pth", ".ckpt")
+
+
+@dataclass(frozen=True)
+class Player:
+    name: str  # unique display name
+    spec: str  # agent spec ("random", "uct:200", "checkpoint:PATH", ...)
+    step: int | None  # training step, None for baselines
+
+
+@dataclass
+class LadderResult:
+    players: list[Player]
+    matches: list[MatchResult]
+    fit: EloFit
+    csv_path: Path | None
+    plot_path: Path | None
+
+
+def checkpoint_step(path: Path) -> int | None:
+    """Training step from a checkpoint file name: the digits after "step"
+    ("checkpoint-step000000500-iter000010.pt" -> 500), else its last run of digits, else None.
+    """
+    tagged = re.search(r"step_?(\d+)", path.stem)
+    if tagged:
+        return int(tagged.group(1))
+    numbers = re.findall(r"\d+", path.stem)
+    return int(numbers[-1]) if numbers else None
+
+
+def find_checkpoints(run_dir: str | Path) -> list[tuple[Path, int]]:
+    """Checkpoints of a run (under run_dir/checkpoints, else run_dir), sorted by step.
+
+    Files without a step in their name (e.g. "latest.pt") are skipped, and of
+    several files with the same step only the first in name order is kept.
+    """
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise ValueError(f"run_dir {str(run_dir)!r} is not a directory")
+    folder = run_dir / "checkpoints" if (run_dir / "checkpoints").is_dir() else run_dir
+    found: dict[int, Path] = {}
+    for path in sorted(folder.iterdir()):
+        if path.is_file() and path.suffix in CHECKPOINT_SUFFIXES and ".tmp" not in path.name:
+            step = checkpoint_step(path)
+            if step is not None and step not in found:
+                found[step] = path
+    return [(found[step], step) for step in sorted(found)]
+
+
+def select_evenly(items: list, limit: int) -> list:
+    """At most `limit` items, evenly spaced, always keeping the first and last (0 = all)."""
+    if limit <= 0 or len(items) <= limit:
+        return list(items)
+    positions = np.unique(np.round(np.linspace(0, len(items) - 1, limit)).astype(int))
+    return [items[i] for i in positions]
+
+
+def ladder_players(config: LadderConfig) -> list[Player]:
+    """Baselines then checkpoints (from run_dir and `config.checkpoints`) by step."""
+    players = [Player(spec, spec, None) for spec in config.baselines]
+    checkpoints: list[tuple[Path, int]] = []
+    if config.run_dir:
+        checkpoints += find_checkpoints(config.run_dir)
+    for extra in config.checkpoints:
+        path = Path(extra)
+        if not path.is_file():
+            raise ValueError(f"checkpoint {extra!r} does not exist")
+        step = checkpoint_step(path)
+        checkpoints.append((path, -1 if step is None else step))
+    checkpoints.sort(key=lambda item: item[1])
+    for path, step in select_evenly(checkpoints, config.max_checkpoints):
+        players.append(Player(f"step{step}" if step >= 0 else path.stem, f"checkpoint:{path}",
+                              step))
+    names = [p.name for p in players]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(f"ladder players must be unique, repeated: {duplicates}")
+    if config.anchor not in names:
+        raise ValueError(f"anchor {config.anchor!r} is not among the players {names}")
+    return players
+
+
+def ladder_pairings(players: list[Player], config: LadderConfig, seed: int = 0
+                    ) -> list[tuple[int, int]]:
+    """Index pairs (i < j) to play."""
+    count = len(players)
+    if count < 2:
+        raise ValueError(f"a ladder needs at least two players, got {[p.name for p in players]}")
+    if config.pairing == "round_robin":
+        return list(itertools.combinations(range(count), 2))
+    rng = np.random.default_rng([seed, 31337])
+    pairs = {(i, i + 1) for i in range(count - 1)}  # the chain keeps the graph connected
+    for i in range(count):
+        others = [j for j in range(count) if j != i]
+        picks = rng.choice(others, size=min(config.sampled_pairs, len(others)), replace=False)
+        pairs.update((min(i, int(j)), max(i, int(j))) for j in picks)
+    return sorted(pairs)
+
+
+def run_ladder(
+    rules: Rules,
+    config: LadderConfig,
+    factory: Callable[[str], Any],
+    komi: int = 0,
+    seed: int = 0,
+    opening_plies: int = 2,
+    progress: Callable[[str, int, int], None] | None = None,
+    players: list[Player] | None = None,
+) -> LadderResult:
+    """Play every pairing, fit Elo, write outputs. progress(label, finished, total)."""
+    players = players if players is not None else ladder_players(config)
+    pairings = ladder_pairings(players, config, seed)
+    results = PairwiseResults([p.name for p in players], [p.step for p in players])
+    agents: dict[str, Any] = {}
+    matches = []
+    for number, (i, j) in enumerate(pairings):
+        a, b = players[i], players[j]
+        for player in (a, b):
+            if player.name not in agents:
+                agents[player.name] = factory(player.spec)
+        label = f"[{number + 1}/{len(pairings)}] {a.name} vs {b.name}"
+
+        def match_progress(finished: int, total: int, label: str = label) -> None:
+            if progress is not None:
+                progress(label, finished, total)
+
+        match = play_match(rules, agents[a.name], agents[b.name], config.games_per_pair,
+                           komi=komi, seed=seed + 1009 * number, progress=match_progress,
+                           opening_plies=opening_plies, name_a=a.name, name_b=b.name)
+        results.add(a.name, b.name, match.wins, match.draws, match.losses)
+        matches.append(match)
+    fit = fit_bradley_terry(results, anchor=config.anchor)
+    csv_path = plot_path = None
+    output_dir = config.output_dir or (str(Path(config.run_dir) / "elo") if config.run_dir
+                                       else None)
+    if output_dir:
+        output = Path(output_dir)
+        output.mkdir(parents=True, exist_ok=True)
+        csv_path = write_elo_csv(output / "elo.csv", fit)
+        plot_path = plot_elo(fit, output / "elo.png")
+        write_elo_tensorboard(fit, output / "tensorboard")
+        write_json_atomic(output / "matches.json", {
+            "format": "catena_zero.ladder_matches", "format_version": LADDER_FORMAT_VERSION,
+            "players": [p.__dict__ for p in players],
+            "matches": [_match_summary(m) for m in matches],
+        })
+    return LadderResult(players, matches, fit, csv_path, plot_path)
+
+
+def _match_summary(match: MatchResult) -> dict:
+    data = match.to_dict()
+    data.pop("games")  # per-game records make the file large; the counts suffice for a refit
+    return data

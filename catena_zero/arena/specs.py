@@ -1,0 +1,164 @@
+"""Agents built from spec strings.
+
+    "random"            uniform random legal moves
+    "greedy"            one-ply greedy heuristic
+    "uct:200"           UCT search with random rollouts, 200 playouts per move
+    "checkpoint:PATH"   a trained network (checkpoint file) searching with the given SearchConfig
+    "champion"          the registry's champion of the rules' track, as a checkpoint agent
+
+A bare path to an existing file is read as "checkpoint:PATH".
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from catena_zero.arena.registry import ChampionRegistry, Track
+from catena_zero.rules import Rules
+
+SPEC_KINDS = ("random", "greedy", "uct", "checkpoint", "champion")
+MAX_CACHED_NETWORKS = 8  # networks an AgentFactory keeps loaded
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    kind: str  # one of SPEC_KINDS
+    playouts: int = 0  # "uct": playouts per move
+    path: str = ""  # "checkpoint": checkpoint file
+
+    def __str__(self) -> str:
+        if self.kind == "uct":
+            return f"uct:{self.playouts}"
+        if self.kind == "checkpoint":
+            return f"checkpoint:{self.path}"
+        return self.kind
+
+
+def parse_agent_spec(spec: str) -> AgentSpec:
+    """Parse a spec string; ValueError naming the spec when it is malformed."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"agent spec must be a non-empty string, got {spec!r}")
+    text = spec.strip()
+    kind, _, argument = text.partition(":")
+    kind = kind.lower()
+    if kind in ("random", "greedy", "champion"):
+        if argument:
+            raise ValueError(f"agent spec {spec!r}: {kind!r} takes no argument")
+        return AgentSpec(kind)
+    if kind == "uct":
+        if not argument.isdigit() or int(argument) < 1:
+            raise ValueError(f"agent spec {spec!r}: expected uct:N with N >= 1 playouts")
+        return AgentSpec("uct", playouts=int(argument))
+    if kind == "checkpoint":
+        if not argument:
+            raise ValueError(f"agent spec {spec!r}: expected checkpoint:PATH")
+        return AgentSpec("checkpoint", path=argument)
+    if Path(text).is_file():
+        return AgentSpec("checkpoint", path=text)
+    raise ValueError(f"unknown agent spec {spec!r}; expected one of random, greedy, uct:N, "
+                     f"checkpoint:PATH, champion (or the path of a checkpoint file)")
+
+
+class AgentFactory:
+    """Builds agents from specs for one set of rules, caching loaded networks by path.
+
+    search_config: `catena_zero.mcts.config.SearchConfig` for checkpoint agents (the
+    default SearchConfig when None). registry: champion registry file for "champion".
+    """
+
+    def __init__(self, rules: Rules, search_config: Any = None, device: str = "auto",
+                 registry: str | os.PathLike | None = None) -> None:
+        self.rules = rules
+        self.search_config = search_config
+        self.device = device
+        self.registry = None if registry is None else ChampionRegistry(registry)
+        # Least recently used last; bounded so a long training run's gates do not keep
+        # every checkpoint's network alive.
+        self._evaluators: OrderedDict[str, Any] = OrderedDict()
+
+    def __call__(self, spec: str | AgentSpec) -> Any:
+        parsed = spec if isinstance(spec, AgentSpec) else parse_agent_spec(spec)
+        from catena_zero.arena import agents
+
+        if parsed.kind == "random":
+            agent = agents.RandomAgent()
+        elif parsed.kind == "greedy":
+            agent = agents.GreedyAgent()
+        elif parsed.kind == "uct":
+            agent = agents.UCTAgent(parsed.playouts)
+        elif parsed.kind == "checkpoint":
+            agent = agents.SearchAgent(self.evaluator(parsed.path), self._search_config())
+        else:
+            return self(AgentSpec("checkpoint", path=self.champion_path()))
+        _set_name(agent, str(parsed))
+        return agent
+
+    def champion_path(self) -> str:
+        """Checkpoint path of the registry's champion for these rules' track."""
+        if self.registry is None:
+            raise ValueError("agent spec 'champion' needs a champion registry file")
+        track = Track.from_rules(self.rules)
+        entry = self.registry.champion(track)
+        if entry is None:
+            raise ValueError(f"no champion for track {track.key} in {self.registry.path}")
+        return entry.checkpoint
+
+    def _search_config(self) -> Any:
+        if self.search_config is not None:
+            return self.search_config
+        from catena_zero.mcts.config import SearchConfig
+
+        return SearchConfig()
+
+    def evaluator(self, path: str) -> Any:
+        """A NetworkEvaluator for the checkpoint at `path` (loaded once per factory)."""
+        key = str(Path(path).resolve())
+        if key not in self._evaluators:
+            self._evaluators[key] = load_checkpoint_evaluator(path, self.rules, self.device)
+            while len(self._evaluators) > MAX_CACHED_NETWORKS:
+                self._evaluators.popitem(last=False)
+        self._evaluators.move_to_end(key)
+        return self._evaluators[key]
+
+
+def _set_name(agent: Any, name: str) -> None:
+    try:
+        agent.name = name
+    except AttributeError:  # an agent with slots or a read-only name keeps its own
+        pass
+
+
+def load_checkpoint_evaluator(path: str | os.PathLike, rules: Rules, device: str = "auto") -> Any:
+    """Network of a training checkpoint wrapped as an EvaluateFn for `rules`.
+
+    Refuses (ValueError) a missing file or a checkpoint trained for other rules.
+    """
+    from catena_zero.rules import Engine
+    from catena_zero.selfplay.evaluator import NetworkEvaluator
+    from catena_zero.train.checkpoint import load_checkpoint
+
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"checkpoint {str(path)!r} does not exist")
+    checkpoint = load_checkpoint(path)
+    check_checkpoint_rules(checkpoint.rules, rules, path)
+    net = checkpoint.net
+    net.eval()
+    return NetworkEvaluator(net, Engine(rules), device)
+
+
+def check_checkpoint_rules(stored: Any, rules: Rules, path: Path) -> None:
+    """ValueError when a checkpoint's rules (dict side/game_type/scoring) differ from `rules`."""
+    if not isinstance(stored, dict):
+        return
+    wanted = Track.from_rules(rules)
+    found = {key: stored.get(key) for key in ("side", "game_type", "scoring")}
+    if found["side"] is not None and int(found["side"]) != wanted.side:
+        raise ValueError(f"checkpoint {str(path)!r} is for side {found['side']}, "
+                         f"the arena plays side {wanted.side}")
+    # Game type and scoring only enter the network through its global inputs, so a net of
+    # another variant still runs; the gate keeps tracks apart by the arena's rules.

@@ -1,0 +1,121 @@
+"""catena-zero arena: matches between agents, gating against the champion, the Elo ladder.
+
+    catena-zero arena preset=side4 arena.agent_a=uct:200 arena.agent_b=random arena.num_games=64
+    catena-zero arena preset=side4 arena=gate arena.candidate=checkpoint:runs/a/checkpoints/X.pt
+    catena-zero arena preset=side4 arena=ladder arena.ladder.run_dir=runs/a
+
+Agent specs: random, greedy, uct:N (UCT with N random-rollout playouts), checkpoint:PATH
+(network + the `mcts` search settings), champion (the registry's champion of the track).
+
+match:  prints A's wins-draws-losses overall and per colour, the score (draws as half), its
+        Wilson 95% interval and the implied Elo difference.
+gate:   plays the candidate against the track's champion (or crowns it if there is none),
+        promotes it at >= arena.gate.threshold or by SPRT, updates arena.gate.registry.
+ladder: rates the run's checkpoints and the baselines together (Bradley-Terry, random = 0);
+        writes elo.csv, elo.png, matches.json and TensorBoard scalars to <run_dir>/elo.
+A progress bar runs on stderr; the table goes to stdout.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from tqdm import tqdm
+
+from catena_zero.arena.config import ArenaConfig
+from catena_zero.arena.gating import run_gate
+from catena_zero.arena.ladder import checkpoint_step, run_ladder
+from catena_zero.arena.match import play_match
+from catena_zero.arena.registry import write_json_atomic
+from catena_zero.arena.report import format_elo, format_gate, format_matches
+from catena_zero.arena.specs import AgentFactory, parse_agent_spec
+from catena_zero.cli.common import ConfigError, compose, rules_from_config, to_dataclass
+from catena_zero.mcts.config import SearchConfig
+
+
+class _ProgressBar:
+    """A tqdm bar fed with absolute (finished, total) counts; relabelled per match."""
+
+    def __init__(self) -> None:
+        self.bar: tqdm | None = None
+        self.label: str | None = None
+
+    def __call__(self, finished: int, total: int, label: str = "games") -> None:
+        if self.bar is None or label != self.label or total != self.bar.total:
+            self.close()
+            self.bar = tqdm(total=total, desc=label, unit="game", file=sys.stderr,
+                            leave=False, dynamic_ncols=True)
+            self.label = label
+        self.bar.update(finished - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def main(overrides: list[str]) -> int:
+    config = compose("arena", overrides)
+    rules = rules_from_config(config)
+    arena = to_dataclass(ArenaConfig, config.arena, "arena")
+    search = to_dataclass(SearchConfig, config.mcts, "mcts")
+    try:
+        rules.validate_komi(arena.komi)
+        for spec in (arena.agent_a, arena.agent_b, arena.opening_agent, arena.candidate):
+            if spec is not None:
+                parse_agent_spec(spec)
+    except ValueError as error:
+        raise ConfigError(f"arena: {error}") from error
+    factory = AgentFactory(rules, search_config=search, device=arena.device,
+                           registry=arena.gate.registry)
+    progress = _ProgressBar()
+    print(f"rules: {rules}  komi: {arena.komi}  mode: {arena.mode}", flush=True)
+    try:
+        if arena.mode == "match":
+            result = play_match(
+                rules, factory(arena.agent_a), factory(arena.agent_b), arena.num_games,
+                komi=arena.komi, seed=arena.seed, progress=progress,
+                opening_plies=arena.opening_plies,
+                opening_agent=factory(arena.opening_agent) if arena.opening_agent else None,
+                name_a=arena.agent_a, name_b=arena.agent_b,
+            )
+            progress.close()
+            print(format_matches([result]))
+            if arena.results_json:
+                write_json_atomic(arena.results_json, {"format": "catena_zero.match_result",
+                                                       "format_version": 1, **result.to_dict()})
+        elif arena.mode == "gate":
+            if not arena.candidate:
+                raise ConfigError("arena.candidate must name a checkpoint in mode gate")
+            step = checkpoint_step_of(arena.candidate)
+            result = run_gate(rules, arena.candidate, arena.gate, factory=factory, step=step,
+                              komi=arena.komi, seed=arena.seed, progress=progress,
+                              opening_plies=arena.opening_plies)
+            progress.close()
+            print(format_gate(result))
+        else:
+            if not arena.ladder.run_dir and not arena.ladder.checkpoints:
+                print("note: no arena.ladder.run_dir or checkpoints: rating the baselines only",
+                      file=sys.stderr)
+            ladder = run_ladder(
+                rules, arena.ladder, factory, komi=arena.komi, seed=arena.seed,
+                opening_plies=arena.opening_plies,
+                progress=lambda label, done, total: progress(done, total, label),
+            )
+            progress.close()
+            print(format_matches(ladder.matches))
+            print()
+            print(format_elo(ladder.fit))
+            if ladder.csv_path is not None:
+                print(f"\nwrote {ladder.csv_path} and {ladder.plot_path}")
+    finally:
+        progress.close()
+    return 0
+
+
+def checkpoint_step_of(spec: str) -> int:
+    """Training step from a candidate's file name (-1 when it has none)."""
+    from pathlib import Path
+
+    step = checkpoint_step(Path(parse_agent_spec(spec).path or spec))
+    return -1 if step is None else step

@@ -1,0 +1,65 @@
+"""catena-zero gtp: speak GTP (RULES.md "Text protocol") on stdin/stdout with a model player.
+
+    catena-zero gtp                                # bundled champion of the board side
+    catena-zero gtp --model model.pt player.simulations=400
+    catena-zero gtp --model random                 # uniformly random moves
+
+Besides the RULES.md commands: catena-analyze [SIMULATIONS [TOP]] (win rate, score lead,
+top moves with visits and priors, ownership), catena-choose-komi (the first player's komi
+choice) and catena-choose-color (the second player's colour choice, or the nokomi swap).
+A missing, truncated or foreign model file is refused before the protocol starts.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from catena_zero.cli.common import ConfigError, compose, to_container, to_dataclass
+from catena_zero.export.model_file import ModelFileError
+from catena_zero.play.bundled import ModelLibrary
+from catena_zero.play.gtp import GtpEngine, RandomPlayer
+from catena_zero.play.gtp_analysis import install_model_commands
+from catena_zero.play.model_player import ModelPlayer, PlayerConfig
+from catena_zero.rules import Rules
+
+TOP_KEYS = ("model", "side", "game_type", "scoring", "komi", "player")
+
+
+def build_engine(overrides: list[str], warn=None) -> GtpEngine:
+    """The GTP engine the composed `gtp` config describes (ConfigError on bad settings)."""
+    warn = warn or (lambda text: print(text, file=sys.stderr))
+    config = compose("gtp", overrides)
+    values = to_container(config)
+    unknown = sorted(set(values) - set(TOP_KEYS))
+    if unknown:
+        raise ConfigError(f"unknown key {', '.join(unknown)}")
+    player_config = to_dataclass(PlayerConfig, config.player, "player")
+    try:
+        rules = Rules(side=values["side"], game_type=values["game_type"],
+                      scoring=values["scoring"])
+        rules.validate_komi(values["komi"])
+    except ValueError as error:
+        raise ConfigError(str(error)) from error
+    model = values.get("model")
+    if model == "random":
+        return GtpEngine(RandomPlayer(player_config.seed), rules=rules, komi=values["komi"])
+    try:
+        library = ModelLibrary(None if model in (None, "") else str(model))
+    except ModelFileError as error:
+        raise ConfigError(str(error)) from error
+    if model in (None, "") and not library.sides():
+        warn("catena-zero gtp: no bundled champion installed; playing random moves")
+        return GtpEngine(RandomPlayer(player_config.seed), rules=rules, komi=values["komi"])
+    if library.fixed is not None and library.fixed.metadata.side != rules.side:
+        rules = Rules(side=library.fixed.metadata.side, game_type=rules.game_type,
+                      scoring=rules.scoring)  # start on the model's board
+    player = ModelPlayer(library, player_config)
+    engine = GtpEngine(player, rules=rules, komi=values["komi"])
+    install_model_commands(engine, player)
+    return engine
+
+
+def main(overrides: list[str]) -> int:
+    engine = build_engine(overrides)
+    engine.run(sys.stdin, sys.stdout)
+    return 0

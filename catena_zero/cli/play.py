@@ -1,0 +1,44 @@
+"""catena-zero play: a game against the model in the terminal.
+
+    catena-zero play                                   # side 6, you play Black, bundled champion
+    catena-zero play --side 4 --colour white --komi auto
+    catena-zero play --model model.pt player.simulations=400
+    printf 'f6\nquit\n' | catena-zero play             # moves can be piped in
+
+Type a cell (f6), button, swap (nokomi), undo, hint, help or quit.
+"""
+
+from __future__ import annotations
+
+from catena_zero.cli.common import ConfigError, compose, to_container, to_dataclass
+from catena_zero.export.model_file import ModelFileError
+from catena_zero.play.bundled import ModelLibrary
+from catena_zero.play.model_player import ModelPlayer, PlayerConfig
+from catena_zero.play.terminal import TerminalConfig, play_terminal
+
+GAME_KEYS = ("side", "game_type", "scoring", "komi", "colour")
+
+
+def build(overrides: list[str]) -> tuple[str | None, TerminalConfig, PlayerConfig]:
+    """(model path or None, game settings, player settings) from the composed config."""
+    config = compose("play", overrides)
+    values = to_container(config)
+    unknown = sorted(set(values) - set(GAME_KEYS) - {"model", "player"})
+    if unknown:
+        raise ConfigError(f"unknown key {', '.join(unknown)}")
+    game = {key: values[key] for key in GAME_KEYS if key in values}
+    if isinstance(game.get("komi"), str) and game["komi"].lower() == "auto":
+        game["komi"] = None
+    model = values.get("model")
+    return (None if model in (None, "") else str(model),
+            to_dataclass(TerminalConfig, game), to_dataclass(PlayerConfig, config.player, "player"))
+
+
+def main(overrides: list[str]) -> int:
+    model, game, player_config = build(overrides)
+    try:
+        player = ModelPlayer(ModelLibrary(model), player_config)
+        player.library.get(game.side)
+    except ModelFileError as error:
+        raise ConfigError(str(error)) from error
+    return play_terminal(player, game)

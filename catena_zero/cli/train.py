@@ -1,0 +1,85 @@
+"""catena-zero train: alternate self-play and training, writing shards, checkpoints and logs.
+
+    catena-zero train preset=side4 run_dir=runs/side4            # a fresh run
+    catena-zero train preset=side4 run_dir=runs/side4 resume=true  # continue it exactly
+    catena-zero train preset=tiny iterations=3 device=cpu          # seconds
+
+Outputs under run_dir: config.yaml (the composed config), shards/ (self-play .npz shards),
+checkpoints/ (model, optimizer, counters, RNG), tensorboard/ (losses, positions/s, games/s,
+game length, Black win rate, fair-komi estimate), summary.json (the final summary).
+
+runtime=inline runs everything in this process. Another runtime NAME (e.g. ray) is served by
+the module `catena_zero.cli.runtime_NAME`, which provides
+`run(config: TrainLoopConfig, runtime: DictConfig) -> dict` (the summary).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import os
+
+from omegaconf import DictConfig
+
+from catena_zero.cli.common import (
+    ConfigError,
+    compose,
+    prepare_run_dir,
+    rules_from_config,
+    to_container,
+    to_dataclass,
+)
+from catena_zero.mcts.config import SearchConfig
+from catena_zero.network.config import NetworkConfig
+from catena_zero.selfplay.config import SelfPlayConfig
+from catena_zero.train.config import TrainConfig
+from catena_zero.train.loop_config import LoopConfig, TrainLoopConfig
+
+GROUPS = ("board", "rules", "network", "mcts", "selfplay", "train", "runtime", "preset")
+
+
+def build_config(config: DictConfig) -> TrainLoopConfig:
+    """The typed TrainLoopConfig of a composed `train` config (ConfigError names bad keys)."""
+    top = {key: config[key] for key in config if key not in GROUPS}
+    return TrainLoopConfig(
+        rules=rules_from_config(config),
+        network=to_dataclass(NetworkConfig, config.network, "network"),
+        search=to_dataclass(SearchConfig, config.mcts, "mcts"),
+        selfplay=to_dataclass(SelfPlayConfig, config.selfplay, "selfplay"),
+        train=to_dataclass(TrainConfig, config.train, "train"),
+        loop=to_dataclass(LoopConfig, top),
+        resolved_config=to_container(config),
+    )
+
+
+def main(overrides: list[str]) -> int:
+    config = compose("train", overrides)
+    loop_config = build_config(config)  # validate everything before touching the disk
+    runtime = to_container(config.runtime)
+    runtime_name = runtime.get("name", "inline") if isinstance(runtime, dict) else None
+    if not isinstance(runtime_name, str):
+        raise ConfigError(f"runtime.name must be a string, got {runtime_name!r}")
+    run_dir = prepare_run_dir(loop_config.loop.run_dir, config, name="train",
+                              resume=loop_config.loop.resume)
+    loop_config = dataclasses.replace(
+        loop_config, loop=dataclasses.replace(loop_config.loop, run_dir=str(run_dir)))
+    if runtime_name == "inline":
+        from catena_zero.train.loop import train_loop
+
+        summary = train_loop(loop_config)
+    else:
+        try:
+            module = importlib.import_module(f"catena_zero.cli.runtime_{runtime_name}")
+        except ModuleNotFoundError as error:
+            if error.name != f"catena_zero.cli.runtime_{runtime_name}":
+                raise
+            raise ConfigError(f"runtime.name={runtime_name!r} is not available "
+                              f"(no module catena_zero.cli.runtime_{runtime_name})") from error
+        summary = module.run(loop_config, config.runtime)
+    text = json.dumps(summary, indent=2, sort_keys=True, default=str)
+    temporary = run_dir / f"summary.json.tmp-{os.getpid()}"
+    temporary.write_text(text + "\n")
+    os.replace(temporary, run_dir / "summary.json")
+    print(text)
+    return 0

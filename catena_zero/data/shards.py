@@ -1,0 +1,304 @@
+"""Versioned `.npz` shards of training samples, and a replay window over the newest ones.
+
+A shard is written to `<path>.tmp-<pid>` and renamed into place, so a reader sees
+either no file or a whole one; `list_shards` only returns `*.npz`. Planes and legal
+masks are bit-packed. `read_shard` refuses a truncated, corrupt (zip CRC), wrong-version
+or inconsistent file with a `ShardError` naming the file and the reason.
+
+Shard names must sort chronologically; `shard_filename(sequence)` makes such names.
+
+Example::
+
+    from catena_zero.data import ReplayWindow, ShardMeta, read_shard, shard_filename, write_shard
+
+    meta = ShardMeta(side=4, game_type="komi", scoring="standard", model_step=1200, num_games=64)
+    write_shard(run_dir / "shards" / shard_filename(iteration), samples, meta)
+    samples, meta = read_shard(path)
+
+    window = ReplayWindow(run_dir / "shards", window_samples=200_000)
+    window.refresh()                                  # loads new shards, drops old ones
+    for batch in window.batches(num_batches=100, batch_size=256, rng=rng):
+        ...                                           # batch is a Samples of 256 rows
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import os
+import time
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from catena_zero.data.samples import FIELDS, Samples
+
+FORMAT_VERSION = 1
+SHARD_SUFFIX = ".npz"
+_PACKED = ("planes", "legal_mask")
+_MEMBERS = {
+    "format_version", "meta", "planes_shape", "legal_mask_count",
+    *(f"{name}_bits" if name in _PACKED else name for name in FIELDS),
+}
+
+
+class ShardError(ValueError):
+    """A shard file is missing, truncated, corrupt, of another format version or inconsistent."""
+
+
+@dataclass
+class ShardMeta:
+    side: int  # board side n
+    game_type: str  # "komi" | "nokomi" | "double"
+    scoring: str  # "standard" | "longest" | "quadratic"
+    model_step: int = 0  # training step of the weights that played these games
+    num_games: int = 0  # games the samples come from
+    model_version: str = ""  # free-form weights identifier (e.g. checkpoint name)
+    created_time: float = field(default_factory=time.time)  # unix time of writing
+    num_samples: int = 0  # rows in the shard (set by write_shard)
+    format_version: int = FORMAT_VERSION  # shard format (set by write_shard)
+    extra: dict[str, Any] = field(default_factory=dict)  # JSON-able extras (e.g. komi stats)
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> ShardMeta:
+        values = json.loads(text)
+        if not isinstance(values, dict):
+            raise ValueError(f"shard meta must be a JSON object, got {type(values).__name__}")
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown shard meta key(s): {', '.join(unknown)}")
+        return cls(**values)
+
+
+def shard_filename(sequence: int, tag: str = "") -> str:
+    """`shard-000000042[-tag].npz`: zero-padded so names sort in sequence order."""
+    if not isinstance(sequence, int | np.integer) or sequence < 0:
+        raise ValueError(f"shard sequence must be an int >= 0, got {sequence!r}")
+    if tag and not tag.replace("-", "").replace("_", "").isalnum():
+        raise ValueError(f"shard tag must be alphanumeric (with - or _), got {tag!r}")
+    return f"shard-{int(sequence):09d}{'-' + tag if tag else ''}{SHARD_SUFFIX}"
+
+
+def write_shard(path: str | os.PathLike, samples: Samples, meta: ShardMeta) -> Path:
+    """Write `samples` with `meta` atomically to `path` (must end in .npz); returns the path.
+
+    `meta.num_samples` and `meta.format_version` are set here. Parent dirs are created.
+    """
+    path = Path(path)
+    if path.suffix != SHARD_SUFFIX:
+        raise ValueError(f"shard path must end in {SHARD_SUFFIX}, got {str(path)!r}")
+    if not isinstance(samples, Samples):
+        raise ValueError(f"write_shard needs a Samples, got {type(samples).__name__}")
+    meta = dataclasses.replace(meta, num_samples=len(samples), format_version=FORMAT_VERSION)
+    count = len(samples)
+    arrays: dict[str, np.ndarray] = {
+        "format_version": np.array(FORMAT_VERSION, dtype=np.int64),
+        "meta": np.frombuffer(meta.to_json().encode(), dtype=np.uint8),
+        "planes_shape": np.array(samples.planes.shape, dtype=np.int64),
+        "legal_mask_count": np.array(samples.legal_mask.shape[1], dtype=np.int64),
+        "planes_bits": np.packbits(
+            samples.planes.reshape(count, int(np.prod(samples.planes.shape[1:]))).astype(bool),
+            axis=1,
+        ),
+        "legal_mask_bits": np.packbits(samples.legal_mask, axis=1),
+    }
+    for name in FIELDS:
+        if name not in _PACKED:
+            arrays[name] = getattr(samples, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(temporary, "wb") as handle:
+            np.savez(handle, **arrays)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    finally:
+        if temporary.exists():
+            temporary.unlink()
+    return path
+
+
+def _load_members(path: Path) -> dict[str, np.ndarray]:
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ShardError(f"cannot read shard {str(path)!r}: {error}") from None
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+            names = set(archive.files)
+            missing = sorted(_MEMBERS - names)
+            if missing:
+                raise ShardError(f"shard {str(path)!r} lacks member(s) {', '.join(missing)}")
+            version = int(archive["format_version"])
+            if version != FORMAT_VERSION:
+                raise ShardError(
+                    f"shard {str(path)!r} has format version {version}, this reader reads"
+                    f" version {FORMAT_VERSION}"
+                )
+            # Reading every member in full makes zipfile verify each member's CRC-32.
+            return {name: archive[name] for name in _MEMBERS}
+    except ShardError:
+        raise
+    except Exception as error:  # zipfile/numpy raise many types on damaged bytes
+        raise ShardError(
+            f"shard {str(path)!r} is truncated or corrupt: {type(error).__name__}: {error}"
+        ) from None
+
+
+def read_shard_meta(path: str | os.PathLike) -> ShardMeta:
+    """Only the metadata of a shard (still checks the whole file)."""
+    return read_shard(path)[1]
+
+
+def read_shard(path: str | os.PathLike) -> tuple[Samples, ShardMeta]:
+    """Load a shard -> (Samples, ShardMeta). Raises ShardError on any defect; never partial."""
+    path = Path(path)
+    members = _load_members(path)
+    try:
+        meta = ShardMeta.from_json(members["meta"].tobytes().decode())
+    except (UnicodeDecodeError, ValueError, TypeError) as error:
+        raise ShardError(f"shard {str(path)!r} has unreadable meta: {error}") from None
+    try:
+        shape = tuple(int(v) for v in members["planes_shape"])
+        if len(shape) != 4 or min(shape) < 0:
+            raise ValueError(f"planes_shape {shape} is not a [N, P, H, W] shape")
+        count = shape[0]
+        plane_values = int(np.prod(shape[1:]))
+        planes_bits = members["planes_bits"]
+        if planes_bits.shape != (count, (plane_values + 7) // 8):
+            raise ValueError(f"planes_bits shape {planes_bits.shape} does not match {shape}")
+        planes = np.unpackbits(planes_bits, axis=1, count=plane_values).reshape(shape)
+        actions = int(members["legal_mask_count"])
+        legal_bits = members["legal_mask_bits"]
+        if legal_bits.shape != (count, (actions + 7) // 8):
+            raise ValueError(f"legal_mask_bits shape {legal_bits.shape} does not match {actions}")
+        legal_mask = np.unpackbits(legal_bits, axis=1, count=actions).astype(bool)
+        values = {name: members[name] for name in FIELDS if name not in _PACKED}
+        samples = Samples(planes=planes, legal_mask=legal_mask, **values)
+        if meta.num_samples != count:
+            raise ValueError(f"meta says {meta.num_samples} samples, arrays hold {count}")
+    except (ValueError, TypeError) as error:
+        raise ShardError(f"shard {str(path)!r} is inconsistent: {error}") from None
+    return samples, meta
+
+
+def list_shards(directory: str | os.PathLike) -> list[Path]:
+    """Complete shard files in `directory`, sorted by name (oldest first); [] if it is missing.
+
+    Temp files (`*.npz.tmp-<pid>`) of writes in progress are never listed.
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.iterdir() if p.suffix == SHARD_SUFFIX and p.is_file())
+
+
+class ReplayWindow:
+    """The newest `window_samples` trained samples (weight > 0) of the shards in `directory`.
+
+    `refresh()` reads shards that appeared since the last call and forgets those that fell
+    out of the window; the oldest shard in the window is trimmed so that exactly
+    min(window_samples, available) samples are held. Bad shards are skipped with a warning
+    (`on_bad_shard="skip"`, listed in `bad_shards`) or raise ShardError (`"raise"`).
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike,
+        window_samples: int,
+        on_bad_shard: str = "skip",
+    ):
+        if not isinstance(window_samples, int | np.integer) or window_samples < 1:
+            raise ValueError(f"window_samples must be an int >= 1, got {window_samples!r}")
+        if on_bad_shard not in ("skip", "raise"):
+            raise ValueError(f"on_bad_shard must be 'skip' or 'raise', got {on_bad_shard!r}")
+        self.directory = Path(directory)
+        self.window_samples = int(window_samples)
+        self.on_bad_shard = on_bad_shard
+        self.bad_shards: dict[Path, str] = {}
+        # Each window shard's rows in self._samples: path -> (start, stop). One copy in memory.
+        self._segments: dict[Path, tuple[int, int]] = {}
+        self._samples: Samples | None = None
+
+    @property
+    def num_samples(self) -> int:
+        return 0 if self._samples is None else len(self._samples)
+
+    @property
+    def shard_paths(self) -> list[Path]:
+        """Shards (oldest first) contributing to the window after the last refresh."""
+        return list(self._segments)
+
+    @property
+    def samples(self) -> Samples | None:
+        """All samples in the window, oldest first (None while empty)."""
+        return self._samples
+
+    def _load(self, path: Path) -> Samples | None:
+        if path in self._segments:
+            start, stop = self._segments[path]
+            return self._samples.take(slice(start, stop))
+        if path in self.bad_shards:
+            return None
+        try:
+            samples, _ = read_shard(path)
+        except ShardError as error:
+            if self.on_bad_shard == "raise":
+                raise
+            self.bad_shards[path] = str(error)
+            warnings.warn(f"skipping bad shard: {error}", stacklevel=3)
+            return None
+        return samples.trained_only()
+
+    def refresh(self) -> int:
+        """Bring the window up to date with the directory; returns the samples held."""
+        chosen: list[tuple[Path, Samples]] = []
+        total = 0
+        for path in reversed(list_shards(self.directory)):
+            if total >= self.window_samples:
+                break
+            samples = self._load(path)
+            if samples is None or len(samples) == 0:
+                continue
+            chosen.append((path, samples))
+            total += len(samples)
+        chosen.reverse()
+        if chosen and total > self.window_samples:
+            # Trim the oldest shard's earliest rows so the window holds exactly window_samples.
+            oldest_path, oldest = chosen[0]
+            excess = total - self.window_samples
+            chosen[0] = (oldest_path, oldest.take(slice(excess, len(oldest))))
+        segments: dict[Path, tuple[int, int]] = {}
+        start = 0
+        for path, samples in chosen:
+            segments[path] = (start, start + len(samples))
+            start += len(samples)
+        if segments != self._segments:
+            self._samples = Samples.concatenate([s for _, s in chosen]) if chosen else None
+            self._segments = segments
+        return self.num_samples
+
+    def sample_batch(self, batch_size: int, rng: np.random.Generator) -> Samples:
+        """`batch_size` samples drawn uniformly (with replacement) from the window."""
+        if self._samples is None or len(self._samples) == 0:
+            raise ValueError(f"replay window over {str(self.directory)!r} is empty; refresh()")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        return self._samples.take(rng.integers(0, len(self._samples), size=batch_size))
+
+    def batches(
+        self, num_batches: int, batch_size: int, rng: np.random.Generator
+    ) -> Iterator[Samples]:
+        """Yield `num_batches` minibatches from `sample_batch`."""
+        for _ in range(num_batches):
+            yield self.sample_batch(batch_size, rng)

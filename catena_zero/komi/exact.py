@@ -1,0 +1,160 @@
+"""Exact solutions of small boards: the margin, the fair komi, the first moves; a JSON cache.
+
+Why solving at komi 0 is enough for standard and quadratic scoring: komi only subtracts
+a constant from the result margin (the button's half point is part of the margin and its
+holder is decided by play, not by komi), so the minimax margin at komi k is the komi-0
+margin minus k, and Black wins at komi k exactly when the komi-0 margin exceeds k. The
+exact fair komi is that margin. Longest-ribbon scoring adds komi to White's longest
+ribbon, which is not a shift of the margin, so every komi of the range is solved.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import time
+from pathlib import Path
+
+from catena_zero.komi.config import SolveConfig
+from catena_zero.komi.solver import ExactSolver, SolverTables, enum_value
+from catena_zero.rules import Rules
+
+FORMAT_VERSION = 1
+
+
+def solver_for(rules: Rules, komi: int = 0, max_positions: int | None = None) -> ExactSolver:
+    board = rules.board
+    tables = SolverTables(board.neighbours, board.symmetries)
+    return ExactSolver(tables, rules.game_type, rules.scoring, komi, max_positions)
+
+
+def track_key(rules: Rules) -> str:
+    return f"side{rules.side}-{enum_value(rules.game_type)}-{enum_value(rules.scoring)}"
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def solve_exact(rules: Rules, config: SolveConfig | None = None) -> dict:
+    """Solve one board and rules exactly; returns the JSON-ready report (see module doc)."""
+    config = config or SolveConfig()
+    if config.use_cache and config.cache_path:
+        cached = load_cache(config.cache_path).get(track_key(rules))
+        if cached is not None and (cached.get("move_values") or not config.move_values):
+            return cached
+    started = time.perf_counter()
+    game_type, scoring = enum_value(rules.game_type), enum_value(rules.scoring)
+    board = rules.board
+    solver = solver_for(rules, 0, config.max_positions)
+    margin = solver.value()
+    positions, nodes = len(solver.table), solver.nodes
+    report = {
+        "format_version": FORMAT_VERSION,
+        "side": rules.side,
+        "game_type": game_type,
+        "scoring": scoring,
+        "margin": margin,
+    }
+    if config.move_values:
+        values = solver.action_values()
+        named = {board.action_name(action): value for action, value in values.items()}
+        report["move_values"] = named
+        positions, nodes = len(solver.table), solver.nodes
+        if game_type == "nokomi":
+            # The swap: the second player takes whichever colour the stone favours, so the
+            # first player's best opening is the one nearest to a zero margin.
+            closest = min(abs(value) for value in named.values())
+            report["optimal_moves"] = [m for m, v in named.items() if abs(v) == closest]
+        else:
+            report["optimal_moves"] = [m for m, v in named.items() if v == margin]
+    report.update(fair_komi_report(rules, margin, config.max_positions))
+    for extra in report.pop("_solvers", []):
+        positions, nodes = max(positions, extra[0]), nodes + extra[1]
+    report.update({
+        "positions": positions,
+        "nodes": nodes,
+        "seconds": round(time.perf_counter() - started, 3),
+        "peak_rss_mb": round(peak_rss_mb(), 1),
+    })
+    if config.cache_path:
+        store_in_cache(config.cache_path, track_key(rules), report)
+    return report
+
+
+def fair_komi_report(rules: Rules, margin: float, max_positions: int | None) -> dict:
+    """fair_komi (None where the game type has no komi) and how it was obtained."""
+    game_type, scoring = enum_value(rules.game_type), enum_value(rules.scoring)
+    if game_type != "komi":
+        return {"fair_komi": None,
+                "fair_komi_note": f"game type {game_type} has no komi; margin is the value"}
+    low, high = rules.komi_range
+    if scoring != "longest":
+        wins_up_to = min(high, int(margin - 0.5)) if margin > low else None
+        return {"fair_komi": margin, "black_wins_up_to_komi": wins_up_to,
+                "fair_komi_note": "Black wins exactly when komi < fair_komi"}
+    margins, solvers = {}, []
+    for komi in range(low, high + 1):
+        solver = solver_for(rules, komi, max_positions)
+        margins[komi] = solver.value()
+        solvers.append((len(solver.table), solver.nodes))
+    black_wins = [komi for komi, value in margins.items() if value > 0]
+    report = {"margins_by_komi": {str(k): v for k, v in margins.items()}, "_solvers": solvers,
+              "black_wins_up_to_komi": max(black_wins) if black_wins else None}
+    monotone = black_wins == list(range(low, low + len(black_wins)))
+    if not monotone:
+        report.update(fair_komi=None, fair_komi_note="outcome is not monotone in komi")
+    elif len(black_wins) == high - low + 1:
+        report.update(fair_komi=None, fair_komi_note=f"Black wins at every komi {low}..{high}")
+    else:
+        report.update(fair_komi=low + len(black_wins) - 0.5,
+                      fair_komi_note="Black wins exactly when komi < fair_komi")
+    return report
+
+
+def load_cache(path: str | Path) -> dict:
+    """The cached reports by track key; {} for a missing file. Refuses other versions."""
+    path = Path(path)
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text())
+    if data.get("format_version") != FORMAT_VERSION:
+        raise ValueError(f"solve cache {path} has format_version "
+                         f"{data.get('format_version')!r}, expected {FORMAT_VERSION}")
+    return dict(data.get("results", {}))
+
+
+def store_in_cache(path: str | Path, key: str, report: dict) -> None:
+    """Add one report to the cache file, atomically (temp file + os.replace)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    results = load_cache(path)
+    results[key] = report
+    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+    temporary.write_text(json.dumps({"format_version": FORMAT_VERSION, "results": results},
+                                    indent=1, sort_keys=True) + "\n")
+    os.replace(temporary, path)
+
+
+def format_report(report: dict) -> str:
+    """A few human-readable lines of one report."""
+    lines = [f"side {report['side']} {report['game_type']}/{report['scoring']}: "
+             f"exact margin at komi 0 = {report['margin']:+g} (Black's view)"]
+    if report.get("fair_komi") is not None:
+        lines.append(f"  exact fair komi = {report['fair_komi']:g}  "
+                     f"(Black wins with komi <= {report['black_wins_up_to_komi']})")
+    else:
+        lines.append(f"  fair komi: {report.get('fair_komi_note')}")
+    if "margins_by_komi" in report:
+        lines.append("  margin by komi: " + ", ".join(
+            f"{k}:{v:+g}" for k, v in report["margins_by_komi"].items()))
+    if "move_values" in report:
+        label = "opening stone values" if report["game_type"] == "nokomi" else "first moves"
+        lines.append(f"  {label}: " + ", ".join(
+            f"{m} {v:+g}" for m, v in report["move_values"].items()))
+        lines.append("  optimal: " + " ".join(report["optimal_moves"]))
+    lines.append(f"  {report['positions']} positions, {report['nodes']} nodes, "
+                 f"{report['seconds']:.1f} s, peak RSS {report['peak_rss_mb']:.0f} MB")
+    return "\n".join(lines)

@@ -1,0 +1,382 @@
+"""Batched MCTS: B trees searched together, one evaluate_fn call per simulation for all leaves.
+
+Each simulation descends every tree from its root (a loop over depth, vectorised over the
+trees still descending), expands one leaf per tree with the real engine, evaluates all new
+non-terminal leaves in one call (terminal leaves get the exact result) and backs the values
+up, flipping the sign only where the mover changes along the path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from catena_zero.mcts import gumbel, puct
+from catena_zero.mcts.config import SearchConfig
+from catena_zero.mcts.evaluation import EvaluateFn, Evaluation
+from catena_zero.mcts.tree import ROOT_INDEX, UNVISITED, Tree
+from catena_zero.rules import EMPTY, NO_ACTION, GameState
+
+
+@dataclass
+class SearchOutput:
+    """Result of one batched search. Games already over get NO_ACTION and zero arrays."""
+
+    action: np.ndarray  # [B] int64 chosen move (argmax visits, or the Gumbel choice)
+    visit_counts: np.ndarray  # [B, A] int32 root visits per action (reused visits included)
+    policy_target: np.ndarray  # [B, A] float32 Gumbel improved policy or visit distribution
+    root_value: np.ndarray  # [B] float32 mean backed-up value at the root, mover's view
+    q_values: np.ndarray  # [B, A] float32 completed Q (unvisited: mixed value), mover's view
+    prior: np.ndarray  # [B, A] float32 network prior at the root (without noise)
+    root_evaluation: Evaluation  # network output at the roots, batch B
+    tree: Tree  # the searched trees (owned by this output; pass a rerooted copy back in)
+    config: SearchConfig  # the settings used
+
+    def reroot(self, actions: np.ndarray) -> Tree:
+        """Trees re-rooted on the played `actions` [B], to pass as `search(..., tree=...)`.
+
+        Call once per ply played (twice when an opponent also moved). NO_ACTION drops a game's
+        tree, e.g. when a new game starts in that slot.
+        """
+        return self.tree.reroot(actions, max_nodes=self.config.tree_reuse_max_nodes)
+
+
+def search(
+    engine,
+    states: GameState,
+    evaluate_fn: EvaluateFn,
+    config: SearchConfig,
+    rng: np.random.Generator,
+    tree: Tree | None = None,
+    *,
+    tree_reuse: Tree | None = None,
+) -> SearchOutput:
+    """Search B positions `states` together; `tree` (alias `tree_reuse`) continues old trees.
+
+    `tree` must come from `SearchOutput.reroot` (or be an earlier output's tree for the same
+    positions); its roots must equal `states`, else ValueError naming the game. The search
+    takes ownership of `tree` and mutates it.
+    """
+    if tree is not None and tree_reuse is not None:
+        raise ValueError("pass the reused tree as `tree` or `tree_reuse`, not both")
+    if not isinstance(config, SearchConfig):
+        raise TypeError(f"config must be a SearchConfig, got {type(config).__name__}")
+    runner = _BatchedSearch(engine, evaluate_fn, config, rng)
+    return runner.run(states, tree if tree is not None else tree_reuse)
+
+
+def masked_softmax(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """Softmax of `logits` over legal actions, 0 elsewhere.  # [B, A] float32"""
+    masked = np.where(legal, logits.astype(np.float32, copy=False), -np.inf)
+    top = masked.max(axis=1, keepdims=True)
+    weights = np.exp(masked - np.where(np.isfinite(top), top, 0.0))
+    total = weights.sum(axis=1, keepdims=True)
+    return (weights / np.where(total > 0, total, 1.0)).astype(np.float32)
+
+
+def sample_actions(
+    policy: np.ndarray, temperature: float | np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    """Sample from policy ** (1 / temperature) per row; temperature 0 takes the argmax.
+
+    `policy`: [B, A] non-negative (visit counts or a distribution); `temperature`: scalar or
+    [B]. Rows summing to 0 give NO_ACTION.  # [B] int64
+    """
+    policy = np.asarray(policy, dtype=np.float64)
+    temperature = np.broadcast_to(np.asarray(temperature, dtype=np.float64), policy.shape[:1])
+    if np.any(temperature < 0):
+        raise ValueError(f"temperature must be >= 0, got {temperature.min()}")
+    greedy = np.argmax(policy, axis=1)
+    safe_temperature = np.where(temperature > 0, temperature, 1.0)[:, None]
+    with np.errstate(divide="ignore"):
+        log_weights = np.where(policy > 0, np.log(np.maximum(policy, 1e-300)), -np.inf)
+    scaled = log_weights / safe_temperature
+    top = scaled.max(axis=1, keepdims=True)
+    weights = np.exp(scaled - np.where(np.isfinite(top), top, 0.0))
+    cumulative = np.cumsum(weights, axis=1)
+    total = cumulative[:, -1:]
+    draws = rng.random((policy.shape[0], 1)) * total
+    sampled = np.minimum((cumulative <= draws).sum(axis=1), policy.shape[1] - 1)
+    actions = np.where(temperature > 0, sampled, greedy).astype(np.int64)
+    return np.where(policy.sum(axis=1) > 0, actions, NO_ACTION)
+
+
+class _BatchedSearch:
+    def __init__(self, engine, evaluate_fn: EvaluateFn, config: SearchConfig, rng) -> None:
+        self.engine = engine
+        self.evaluate_fn = evaluate_fn
+        self.config = config
+        self.rng = rng
+        self.num_actions = int(engine.rules.board.num_actions)
+
+    # ----------------------------------------------------------------------------- setup
+    def run(self, states: GameState, tree: Tree | None) -> SearchOutput:
+        config = self.config
+        batch_size = int(states.to_move.shape[0])
+        needed = config.num_simulations + 1
+        if tree is None:
+            tree = Tree.allocate(states, needed, self.num_actions)
+        else:
+            tree = self._adopt(tree, states)
+        self.tree = tree
+
+        root_evaluation = self._expand_roots(states)
+        self.search_rows = np.flatnonzero((tree.num_nodes > 0) & ~states.terminal)
+        rows = self.search_rows
+        root_legal = tree.legal[:, ROOT_INDEX]
+        root_prior = tree.prior[:, ROOT_INDEX]
+        self.visits_before = tree.edge_visits[:, ROOT_INDEX].copy()  # [B, A]
+        if config.algorithm == "puct":
+            self.root_prior = root_prior.copy()
+            self.root_prior[rows] = puct.noisy_root_prior(
+                root_prior[rows], root_legal[rows], config, self.rng
+            )
+        if config.algorithm == "gumbel":
+            self.root_logits = gumbel.prior_logits(root_prior, root_legal)  # [B, A]
+            self.gumbel_noise = np.zeros((batch_size, self.num_actions))
+            if config.gumbel_scale > 0:
+                self.gumbel_noise[rows] = config.gumbel_scale * self.rng.gumbel(
+                    size=(rows.size, self.num_actions)
+                )
+            self.considered = gumbel.num_considered(root_legal, config)  # [B]
+            self.visit_table = gumbel.considered_visit_table(
+                config.max_considered_actions, config.num_simulations
+            )
+        if rows.size:
+            for simulation in range(config.num_simulations):
+                self._simulate(simulation)
+        return self._output(states, root_evaluation)
+
+    def _adopt(self, tree: Tree, states: GameState) -> Tree:
+        """Check a reused tree against the positions and make room for this search."""
+        batch_size = int(states.to_move.shape[0])
+        if tree.batch_size != batch_size or tree.num_actions != self.num_actions:
+            raise ValueError(
+                f"reused tree has batch {tree.batch_size} and {tree.num_actions} actions; "
+                f"expected batch {batch_size} and {self.num_actions} actions"
+            )
+        reused = np.flatnonzero(tree.num_nodes > 0)
+        if reused.size:
+            old_roots = tree.states.take(tree.flat_index(reused, ROOT_INDEX))
+            same = (old_roots.stones == states.stones[reused]).all(axis=1)
+            for name in ("to_move", "stones_left", "button", "move_number", "komi"):
+                same &= getattr(old_roots, name) == getattr(states, name)[reused]
+            if not same.all():
+                game = int(reused[np.flatnonzero(~same)[0]])
+                raise ValueError(
+                    f"reused tree of game {game} is rooted at a different position than "
+                    f"states[{game}]; reroot it on the moves played, or drop it with NO_ACTION"
+                )
+        needed = max(int(tree.num_nodes.max(initial=0)), 1) + self.config.num_simulations
+        if tree.capacity < needed:
+            tree = tree.with_capacity(needed)
+        fresh = np.flatnonzero(tree.num_nodes == 0)
+        if fresh.size:
+            tree.states.put(tree.flat_index(fresh, ROOT_INDEX), states.take(fresh))
+        return tree
+
+    def _expand_roots(self, states: GameState) -> Evaluation:
+        """Evaluate every live root; expand the roots of empty trees."""
+        tree = self.tree
+        batch_size = int(states.to_move.shape[0])
+        live = np.flatnonzero(~states.terminal)
+        if live.size == 0:
+            return Evaluation.concatenate_into(batch_size, [], self.num_actions)
+        live_states = states if live.size == batch_size else states.take(live)
+        evaluation = self._evaluate(live_states)
+        fresh = tree.num_nodes[live] == 0
+        rows = live[fresh]
+        if rows.size:
+            legal = self.engine.legal_actions(live_states)[fresh]
+            tree.legal[rows, ROOT_INDEX] = legal
+            tree.prior[rows, ROOT_INDEX] = masked_softmax(evaluation.policy_logits[fresh], legal)
+            value = evaluation.value[fresh]
+            tree.raw_value[rows, ROOT_INDEX] = value
+            tree.value_sums[rows, ROOT_INDEX] = value
+            tree.visit_counts[rows, ROOT_INDEX] = 1
+            tree.mover[rows, ROOT_INDEX] = states.to_move[rows]
+            tree.num_nodes[rows] = 1
+        return Evaluation.concatenate_into(batch_size, [(live, evaluation)], self.num_actions)
+
+    def _evaluate(self, states: GameState) -> Evaluation:
+        evaluation = self.evaluate_fn(states)
+        evaluation.check(int(states.to_move.shape[0]), self.num_actions)
+        evaluation.value = np.clip(np.asarray(evaluation.value, dtype=np.float32), -1.0, 1.0)
+        evaluation.policy_logits = np.asarray(evaluation.policy_logits, dtype=np.float32)
+        return evaluation
+
+    # ------------------------------------------------------------------------ simulation
+    def _simulate(self, simulation: int) -> None:
+        tree = self.tree
+        rows = self.search_rows
+        nodes = np.zeros(rows.size, dtype=np.int32)
+        path: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        expand_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        revisit_parts: list[tuple[np.ndarray, np.ndarray]] = []
+        depth = 0
+        while rows.size:
+            actions = self._choose(rows, nodes, depth, simulation)
+            path.append((rows, nodes, actions))
+            child = tree.children[rows, nodes, actions]
+            unexpanded = child == UNVISITED
+            at_terminal = ~unexpanded & tree.terminal[rows, np.maximum(child, 0)]
+            if unexpanded.any():
+                expand_parts.append((rows[unexpanded], nodes[unexpanded], actions[unexpanded]))
+            if at_terminal.any():
+                revisit_parts.append((rows[at_terminal], child[at_terminal]))
+            descend = ~(unexpanded | at_terminal)
+            rows, nodes = rows[descend], child[descend]
+            depth += 1
+
+        leaf_rows, leaf_nodes, leaf_values = [], [], []
+        if expand_parts:
+            expand_rows, parents, actions = (
+                np.concatenate(part) for part in zip(*expand_parts, strict=True)
+            )
+            new_nodes, values = self._expand(expand_rows, parents, actions)
+            leaf_rows.append(expand_rows)
+            leaf_nodes.append(new_nodes)
+            leaf_values.append(values)
+        for revisit_rows, revisit_nodes in revisit_parts:
+            leaf_rows.append(revisit_rows)
+            leaf_nodes.append(revisit_nodes)
+            leaf_values.append(tree.raw_value[revisit_rows, revisit_nodes].astype(np.float64))
+        self._backup(
+            path, np.concatenate(leaf_rows), np.concatenate(leaf_nodes), np.concatenate(leaf_values)
+        )
+
+    def _choose(self, rows: np.ndarray, nodes: np.ndarray, depth: int, simulation: int):
+        """Action to descend at node `nodes[k]` of tree `rows[k]`.  # [R] int"""
+        tree, config = self.tree, self.config
+        visits = tree.edge_visits[rows, nodes]
+        value_sums = tree.edge_value_sums[rows, nodes]
+        legal = tree.legal[rows, nodes]
+        if config.algorithm == "uct":
+            scores = puct.ucb1_scores(
+                visits, value_sums, legal, tree.visit_counts[rows, nodes], config
+            )
+        elif config.algorithm == "puct":
+            prior = self.root_prior[rows] if depth == 0 else tree.prior[rows, nodes]
+            scores = puct.puct_scores(
+                visits, value_sums, prior, legal,
+                tree.visit_counts[rows, nodes], tree.value_sums[rows, nodes], config,
+            )  # fmt: skip
+        elif depth > 0:
+            scores = gumbel.interior_scores(
+                visits, value_sums, tree.prior[rows, nodes], legal, tree.raw_value[rows, nodes],
+                config,
+            )  # fmt: skip
+        else:
+            sigma, _ = gumbel.completed_sigma(
+                visits, value_sums, tree.prior[rows, ROOT_INDEX], legal,
+                tree.raw_value[rows, ROOT_INDEX], config,
+            )  # fmt: skip
+            considered_visit = self.visit_table[self.considered[rows], simulation]
+            search_visits = visits - self.visits_before[rows]
+            noise, logits = self.gumbel_noise[rows], self.root_logits[rows]
+            scores = gumbel.root_scores(
+                noise, logits, sigma, search_visits, considered_visit, legal
+            )
+            stuck = ~np.isfinite(scores.max(axis=1))
+            if stuck.any():  # defensive: the schedule always leaves an action due
+                fallback = np.where(
+                    legal, np.maximum(gumbel.LOW_LOGIT, noise + logits + sigma), -np.inf
+                )
+                scores[stuck] = fallback[stuck]
+        return np.argmax(scores, axis=1).astype(np.int32)
+
+    def _expand(self, rows: np.ndarray, parents: np.ndarray, actions: np.ndarray):
+        """Create child `actions[k]` of node `parents[k]` in tree `rows[k]`; evaluate it.
+
+        Returns (new node indices [K], leaf values [K] float64 from the new node's mover's view).
+        """
+        tree = self.tree
+        new_nodes = tree.num_nodes[rows].copy()
+        tree.num_nodes[rows] += 1
+        child_states = tree.states.take(tree.flat_index(rows, parents))
+        self.engine.step(child_states, actions)
+        tree.states.put(tree.flat_index(rows, new_nodes), child_states)
+        tree.children[rows, parents, actions] = new_nodes
+        tree.parent[rows, new_nodes] = parents
+        tree.action_from_parent[rows, new_nodes] = actions
+        terminal = np.asarray(child_states.terminal, dtype=bool)
+        # A finished game has no meaningful player to move; score it for the last chooser.
+        mover = np.where(terminal, tree.mover[rows, parents], child_states.to_move).astype(np.int8)
+        tree.mover[rows, new_nodes] = mover
+        tree.terminal[rows, new_nodes] = terminal
+        values = np.zeros(rows.size, dtype=np.float64)
+        ended = np.flatnonzero(terminal)
+        if ended.size:
+            ended_states = child_states if ended.size == rows.size else child_states.take(ended)
+            winner = self.engine.result(ended_states).winner
+            values[ended] = np.where(
+                winner == EMPTY, 0.0, np.where(winner == mover[ended], 1.0, -1.0)
+            )
+        live = np.flatnonzero(~terminal)
+        if live.size:
+            live_states = child_states if live.size == rows.size else child_states.take(live)
+            legal = self.engine.legal_actions(live_states)
+            evaluation = self._evaluate(live_states)
+            live_rows, live_nodes = rows[live], new_nodes[live]
+            tree.legal[live_rows, live_nodes] = legal
+            tree.prior[live_rows, live_nodes] = masked_softmax(evaluation.policy_logits, legal)
+            values[live] = evaluation.value
+        tree.raw_value[rows, new_nodes] = values
+        return new_nodes, values
+
+    def _backup(self, path, leaf_rows, leaf_nodes, leaf_values) -> None:
+        """Add each leaf value along its path, negated where the mover differs from the leaf's."""
+        tree = self.tree
+        batch_size = tree.batch_size
+        leaf_mover = np.zeros(batch_size, dtype=np.int8)
+        leaf_mover[leaf_rows] = tree.mover[leaf_rows, leaf_nodes]
+        value = np.zeros(batch_size, dtype=np.float64)
+        value[leaf_rows] = leaf_values
+        for rows, nodes, actions in path:
+            same_mover = tree.mover[rows, nodes] == leaf_mover[rows]
+            signed = np.where(same_mover, value[rows], -value[rows])
+            tree.edge_visits[rows, nodes, actions] += 1
+            tree.edge_value_sums[rows, nodes, actions] += signed
+            tree.visit_counts[rows, nodes] += 1
+            tree.value_sums[rows, nodes] += signed
+        tree.visit_counts[leaf_rows, leaf_nodes] += 1
+        tree.value_sums[leaf_rows, leaf_nodes] += leaf_values
+
+    # ---------------------------------------------------------------------------- output
+    def _output(self, states: GameState, root_evaluation: Evaluation) -> SearchOutput:
+        tree, config = self.tree, self.config
+        batch_size = tree.batch_size
+        searched = np.zeros(batch_size, dtype=bool)
+        searched[self.search_rows] = True
+        visits = tree.edge_visits[:, ROOT_INDEX]
+        legal = tree.legal[:, ROOT_INDEX] & searched[:, None]
+        prior = tree.prior[:, ROOT_INDEX]
+        sigma, completed = gumbel.completed_sigma(
+            visits, tree.edge_value_sums[:, ROOT_INDEX], prior, legal,
+            tree.raw_value[:, ROOT_INDEX], config,
+        )  # fmt: skip
+        if config.algorithm == "gumbel":
+            search_visits = visits - self.visits_before
+            considered_visit = search_visits.max(axis=1)
+            scores = gumbel.root_scores(
+                self.gumbel_noise, self.root_logits, sigma, search_visits, considered_visit, legal
+            )
+            action = np.argmax(scores, axis=1)
+            policy = gumbel.improved_policy(self.root_logits, sigma, legal).astype(np.float32)
+        else:
+            action = puct.most_visited(visits, completed, legal)
+            policy = puct.visit_policy(visits)
+        root_visits = np.maximum(tree.visit_counts[:, ROOT_INDEX], 1)
+        root_value = tree.value_sums[:, ROOT_INDEX] / root_visits
+        return SearchOutput(
+            action=np.where(searched, action, NO_ACTION).astype(np.int64),
+            visit_counts=np.where(searched[:, None], visits, 0).astype(np.int32),
+            policy_target=np.where(searched[:, None], policy, 0.0).astype(np.float32),
+            root_value=np.where(searched, root_value, 0.0).astype(np.float32),
+            q_values=np.where(legal, completed, 0.0).astype(np.float32),
+            prior=np.where(searched[:, None], prior, 0.0).astype(np.float32),
+            root_evaluation=root_evaluation,
+            tree=tree,
+            config=config,
+        )

@@ -1,0 +1,336 @@
+"""GTP version 2 for Catena, as RULES.md's "Text protocol" section specifies.
+
+Extension hook (for model-backed players and analysis commands in other modules):
+
+    engine = GtpEngine(player=None, name="catena_zero", version="0.1.0")
+    engine.player = my_player                    # any object with genmove(game) -> int action
+    engine.register_command("my-cmd", handler)   # handler(engine, args: list[str]) -> str
+    engine.run(sys.stdin, sys.stdout)            # until `quit` or end of input
+
+- `player.genmove(game)` gets the current `catena_zero.rules.Game` (never to be mutated)
+  and returns an action index (cell index, or `game.state`'s button action); the engine
+  checks it is legal and plays it. Default: `RandomPlayer`, uniform over legal moves,
+  drawn from a seeded numpy Generator.
+- A handler returns the response text (may be multi-line, no blank lines) and raises
+  `GtpError(message)` for a `? message` reply. `engine.game`, `engine.rules` and
+  `engine.komi` are the current game, rules and komi; `engine.parse_colour(text)` reads
+  a colour. If any handler raises, the engine restores the rules, komi and move history
+  it had before the command, so a refused command changes nothing.
+- `run_gtp(player=None, stdin=sys.stdin, stdout=sys.stdout)` is the convenience entry
+  point (`python -m catena_zero.play.gtp` runs it with the random player).
+
+Framing: each input line is cleaned as GTP 2 says (control characters dropped, tabs to
+spaces, `#` comments cut, blank lines skipped); an optional numeric id is echoed in the
+reply `=id text` / `?id message`, and every reply ends with a blank line. Choices left
+open by RULES.md: `komi` accepts `7` or `7.0` but not `6.5` and keeps the stones on the
+board; `catena-set-rules` and `boardsize` clear the board and reset the komi to 0 only if
+it is outside the new range; `all_legal` for the colour not to move answers empty (that
+colour has no legal move now); `genmove` and `play` on a finished game are refused;
+`final_score` before the end is refused.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Protocol, TextIO
+
+import numpy as np
+
+import catena_zero
+from catena_zero.rules import BLACK, WHITE, Game, Rules
+
+PROTOCOL_VERSION = "2"
+COLOUR_WORDS = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}
+COLOUR_LABELS = {BLACK: "Black", WHITE: "White"}
+
+
+class GtpError(Exception):
+    """Raised by a command handler; the engine answers `? message` and changes nothing."""
+
+
+class Player(Protocol):
+    def genmove(self, game: Game) -> int:
+        """Return a legal action of the player to move in `game`."""
+
+
+class RandomPlayer:
+    """Uniformly random legal move; reproducible from `seed`."""
+
+    def __init__(self, seed: int | None = None):
+        self.rng = np.random.default_rng(seed)
+
+    def genmove(self, game: Game) -> int:
+        return int(self.rng.choice(np.asarray(game.legal_actions())))
+
+
+Handler = Callable[["GtpEngine", list[str]], str]
+
+
+def _clean_line(line: str) -> str:
+    """GTP 2 preprocessing: drop control characters except tab, tab -> space, cut comments."""
+    line = "".join(ch for ch in line if ch == "\t" or ch >= " " and ch != "\x7f")
+    line = line.replace("\t", " ")
+    return line.split("#", 1)[0].strip()
+
+
+class GtpEngine:
+    """One GTP session over one `Game`; see the module docstring for the extension hook."""
+
+    def __init__(self, player: Player | None = None, name: str = "catena_zero",
+                 version: str = catena_zero.__version__, rules: Rules | None = None,
+                 komi: int = 0, seed: int | None = None):
+        self.player = player if player is not None else RandomPlayer(seed)
+        self.name = name
+        self.version = version
+        self.rules = rules if rules is not None else Rules()
+        self.rules.validate_komi(komi)
+        self.komi = int(komi)
+        self.game = Game(self.rules, komi=self.komi)
+        self.finished = False  # set by `quit`
+        self.commands: dict[str, Handler] = {}
+        for command, handler in [
+            ("protocol_version", lambda engine, args: PROTOCOL_VERSION),
+            ("name", lambda engine, args: engine.name),
+            ("version", lambda engine, args: engine.version),
+            ("known_command", _known_command),
+            ("list_commands", lambda engine, args: "\n".join(engine.commands)),
+            ("quit", _quit),
+            ("boardsize", _boardsize),
+            ("clear_board", _clear_board),
+            ("komi", _komi),
+            ("play", _play),
+            ("genmove", _genmove),
+            ("undo", _undo),
+            ("showboard", _showboard),
+            ("final_score", _final_score),
+            ("catena-set-rules", _set_rules),
+            ("all_legal", _all_legal),
+            ("list_stones", _list_stones),
+        ]:
+            self.register_command(command, handler)
+
+    # ----- extension API ---------------------------------------------------------------
+
+    def register_command(self, name: str, handler: Handler) -> None:
+        """Add or replace command `name`; `handler(engine, args) -> str` (GtpError -> `?`)."""
+        if not name or any(ch.isspace() or ch == "#" for ch in name):
+            raise ValueError(f"bad GTP command name {name!r}")
+        self.commands[name] = handler
+
+    def parse_colour(self, text: str) -> int:
+        colour = COLOUR_WORDS.get(text.lower())
+        if colour is None:
+            raise GtpError(f"invalid color {text!r} (expected b, w, black or white)")
+        return colour
+
+    def new_game(self, rules: Rules | None = None, komi: int | None = None) -> None:
+        """Start an empty board (rules/komi default to the current ones)."""
+        rules = self.rules if rules is None else rules
+        komi = self.komi if komi is None else komi
+        low, high = rules.komi_range
+        if not low <= komi <= high:
+            komi = 0
+        self.game = Game(rules, komi=komi)
+        self.rules, self.komi = rules, komi
+
+    # ----- protocol loop ---------------------------------------------------------------
+
+    def execute(self, command: str, args: list[str]) -> str:
+        """Run one command; raises GtpError for a `?` reply, leaving everything unchanged."""
+        handler = self.commands.get(command)
+        if handler is None:
+            raise GtpError(f"unknown command: {command}")
+        saved = (self.rules, self.komi, self.game, list(self.game.history))
+        try:
+            return handler(self, args)
+        except GtpError:
+            self._restore(saved)
+            raise
+        except ValueError as error:  # includes IllegalActionError
+            self._restore(saved)
+            raise GtpError(str(error)) from error
+        except Exception as error:  # the engine must never die on one command
+            self._restore(saved)
+            raise GtpError(f"internal error: {type(error).__name__}: {error}") from error
+
+    def _restore(self, saved) -> None:
+        rules, komi, game, history = saved
+        if (self.rules == rules and self.komi == komi and self.game is game
+                and list(game.history) == history):
+            return
+        self.rules, self.komi = rules, komi
+        self.game = Game(rules, komi=komi)
+        for action in history:
+            self.game.play(action)
+
+    def handle_line(self, line: str) -> str | None:
+        """The full reply (ending in a blank line) to one input line; None if it is empty."""
+        line = _clean_line(line)
+        if not line:
+            return None
+        tokens = line.split()
+        command_id = ""
+        if tokens[0].isdigit():
+            command_id = tokens.pop(0)
+        if not tokens:
+            return f"?{command_id} missing command\n\n"
+        try:
+            text = self.execute(tokens[0], tokens[1:])
+        except GtpError as error:
+            return f"?{command_id} {_no_blank_lines(str(error))}\n\n"
+        text = _no_blank_lines(text)
+        return f"={command_id} {text}\n\n" if text else f"={command_id}\n\n"
+
+    def run(self, input_stream: TextIO, output_stream: TextIO) -> None:
+        """Answer commands from `input_stream` until `quit` or end of input."""
+        self.finished = False
+        for line in input_stream:
+            reply = self.handle_line(line)
+            if reply is None:
+                continue
+            output_stream.write(reply)
+            output_stream.flush()
+            if self.finished:
+                break
+
+
+def _no_blank_lines(text: str) -> str:
+    """A blank line ends a GTP reply, so keep the first line and drop later empty ones."""
+    lines = text.rstrip().split("\n")
+    return "\n".join(lines[:1] + [line.rstrip() for line in lines[1:] if line.strip()])
+
+
+def _expect(args: list[str], count: int, usage: str) -> None:
+    if len(args) != count:
+        raise GtpError(f"syntax error: usage is {usage}")
+
+
+def _known_command(engine: GtpEngine, args: list[str]) -> str:
+    _expect(args, 1, "known_command NAME")
+    return "true" if args[0] in engine.commands else "false"
+
+
+def _quit(engine: GtpEngine, args: list[str]) -> str:
+    engine.finished = True
+    return ""
+
+
+def _boardsize(engine: GtpEngine, args: list[str]) -> str:
+    _expect(args, 1, "boardsize N")
+    if not args[0].isdigit() or not 2 <= int(args[0]) <= 10:
+        raise GtpError(f"unacceptable size {args[0]!r} (board side must be 2..10)")
+    rules = Rules(side=int(args[0]), game_type=engine.rules.game_type,
+                  scoring=engine.rules.scoring)
+    engine.new_game(rules)
+    return ""
+
+
+def _clear_board(engine: GtpEngine, args: list[str]) -> str:
+    _expect(args, 0, "clear_board")
+    engine.new_game()
+    return ""
+
+
+def _komi(engine: GtpEngine, args: list[str]) -> str:
+    _expect(args, 1, "komi K")
+    try:
+        value = float(args[0])
+    except ValueError as error:
+        raise GtpError(f"komi {args[0]!r} is not a number") from error
+    if not value.is_integer():
+        raise GtpError(f"komi {args[0]!r} must be a whole number")
+    komi = int(value)
+    engine.rules.validate_komi(komi)
+    history = list(engine.game.history)
+    game = Game(engine.rules, komi=komi)
+    for action in history:  # legality does not depend on the komi: keep the position
+        game.play(action)
+    engine.game, engine.komi = game, komi
+    return ""
+
+
+def _set_rules(engine: GtpEngine, args: list[str]) -> str:
+    _expect(args, 2, "catena-set-rules komi|nokomi|double standard|longest|quadratic")
+    rules = Rules(side=engine.rules.side, game_type=args[0].lower(), scoring=args[1].lower())
+    engine.new_game(rules)
+    return ""
+
+
+def _colour_to_move(engine: GtpEngine, args: list[str], usage: str) -> int:
+    """Parse COLOR and refuse it unless the game is running and it is that colour's turn."""
+    _expect(args, len(usage.split()) - 1, usage)
+    colour = engine.parse_colour(args[0])
+    if engine.game.is_over:
+        raise GtpError("the game is over")
+    if colour != engine.game.to_move:
+        raise GtpError(f"move out of turn: it is {COLOUR_LABELS[engine.game.to_move]}'s turn")
+    return colour
+
+
+def _play(engine: GtpEngine, args: list[str]) -> str:
+    _colour_to_move(engine, args, "play COLOR MOVE")
+    try:
+        action = engine.game.parse_action(args[1].lower())
+    except ValueError as error:
+        raise GtpError(f"invalid vertex {args[1]!r}: {error}") from error
+    if action not in engine.game.legal_actions():
+        raise GtpError(f"illegal move {args[1]}")
+    engine.game.play(action)
+    return ""
+
+
+def _genmove(engine: GtpEngine, args: list[str]) -> str:
+    _colour_to_move(engine, args, "genmove COLOR")
+    action = int(engine.player.genmove(engine.game))
+    if action not in engine.game.legal_actions():
+        raise GtpError(f"the player chose an illegal action {action}")
+    engine.game.play(action)
+    return engine.rules.board.action_name(action)
+
+
+def _undo(engine: GtpEngine, args: list[str]) -> str:
+    _expect(args, 0, "undo")
+    if not engine.game.history:
+        raise GtpError("cannot undo: no moves have been played")
+    engine.game.undo()
+    return ""
+
+
+def _showboard(engine: GtpEngine, args: list[str]) -> str:
+    _expect(args, 0, "showboard")
+    return "\n" + engine.game.board_text()
+
+
+def _final_score(engine: GtpEngine, args: list[str]) -> str:
+    _expect(args, 0, "final_score")
+    if not engine.game.is_over:
+        raise GtpError("the game is not over")
+    return engine.game.result_string()
+
+
+def _all_legal(engine: GtpEngine, args: list[str]) -> str:
+    _expect(args, 1, "all_legal COLOR")
+    colour = engine.parse_colour(args[0])
+    if engine.game.is_over or colour != engine.game.to_move:
+        return ""
+    board = engine.rules.board
+    return " ".join(board.action_name(action) for action in engine.game.legal_actions())
+
+
+def _list_stones(engine: GtpEngine, args: list[str]) -> str:
+    _expect(args, 1, "list_stones COLOR")
+    return " ".join(engine.game.stones_of(engine.parse_colour(args[0])))
+
+
+def run_gtp(player: Player | None = None, stdin: TextIO = sys.stdin,
+            stdout: TextIO = sys.stdout, **engine_options) -> GtpEngine:
+    """Speak GTP on `stdin`/`stdout` until `quit` or end of input; returns the engine.
+    `engine_options` go to GtpEngine (name, version, rules, komi, seed)."""
+    engine = GtpEngine(player=player, **engine_options)
+    engine.run(stdin, stdout)
+    return engine
+
+
+if __name__ == "__main__":
+    run_gtp()

@@ -1,0 +1,230 @@
+"""A player that searches with an exported model: genmove, analysis, komi and colour choice.
+
+    library = ModelLibrary("side6.pt")            # or ModelLibrary() for the bundled champions
+    player = ModelPlayer(library, PlayerConfig(simulations=64))
+    action = player.genmove(game)                 # game: catena_zero.rules.Game
+    analysis = player.analyze(game)               # win rate, score lead, top moves, ownership
+    komi = player.choose_komi(game.rules)         # the most balanced komi (first player)
+    colour = player.choose_colour(game)           # BLACK/WHITE (second player's choice)
+
+Values from the network are p(win) - p(loss) of the side to move; a win rate is
+(value + 1) / 2, so a draw counts as half a win.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from catena_zero.export.model_file import ModelFile
+from catena_zero.mcts.config import SearchConfig
+from catena_zero.mcts.evaluation import Evaluation
+from catena_zero.mcts.search import search
+from catena_zero.network.model import wdl_to_value
+from catena_zero.play.bundled import ModelLibrary
+from catena_zero.rules import BLACK, WHITE, Engine, GameState, GameType, Rules, observe
+
+
+@dataclass
+class PlayerConfig:
+    simulations: int = 128  # search simulations per move (and per analysis)
+    algorithm: str = "gumbel"  # search algorithm: "gumbel" or "puct"
+    noise: bool = False  # root noise (Gumbel sampling / Dirichlet); False = strongest, repeatable
+    seed: int = 0  # seed of the search's random generator
+    top_moves: int = 5  # moves listed by catena-analyze
+    komi_refine: int = 3  # komis around the network's pick re-checked by search (0 = network only)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.simulations, int) or self.simulations < 1:
+            raise ValueError(f"simulations must be an int >= 1, got {self.simulations!r}")
+        if self.algorithm not in ("gumbel", "puct"):
+            raise ValueError(f"algorithm must be gumbel or puct, got {self.algorithm!r}")
+        if not isinstance(self.top_moves, int) or self.top_moves < 1:
+            raise ValueError(f"top_moves must be an int >= 1, got {self.top_moves!r}")
+        if not isinstance(self.komi_refine, int) or self.komi_refine < 0:
+            raise ValueError(f"komi_refine must be an int >= 0, got {self.komi_refine!r}")
+
+    def search_config(self, simulations: int | None = None) -> SearchConfig:
+        return SearchConfig(
+            algorithm=self.algorithm,
+            num_simulations=int(simulations or self.simulations),
+            gumbel_scale=1.0 if self.noise else 0.0,
+            dirichlet_fraction=0.25 if self.noise else 0.0,
+        )
+
+
+class ModelEvaluator:
+    """EvaluateFn over a model file: observe, run the exported program, value = p(win) - p(loss)."""
+
+    def __init__(self, model: ModelFile, engine: Engine) -> None:
+        self.model = model
+        self.engine = engine
+
+    def __call__(self, states: GameState) -> Evaluation:
+        planes, globals_ = observe(self.engine, states)  # [B, P, H, W], [B, G]
+        out = self.model.run(planes, globals_)
+        return Evaluation(
+            policy_logits=out["policy_logits"].astype(np.float32),  # [B, A]
+            value=np.asarray(wdl_to_value(out["value_logits"]), dtype=np.float32),  # [B]
+            score=out["score"].astype(np.float32),  # [B]
+            ownership=out["ownership"].astype(np.float32),  # [B, C]
+        )
+
+
+@dataclass
+class PositionEvaluation:
+    """The network's view of one position, from Black's side."""
+
+    winrate_black: float  # (value + 1) / 2 for Black
+    score_lead_black: float  # expected final margin, positive = Black ahead
+    ownership_black: np.ndarray  # [C] in [-1, 1], +1 = Black owns the cell at the end
+
+
+@dataclass
+class MoveInfo:
+    action: int  # action index
+    name: str  # "F6" or "button"
+    visits: int  # search visits of the move
+    prior: float  # network prior of the move
+    winrate: float  # mean search value of the move as a win rate for the mover (nan unvisited)
+
+
+@dataclass
+class Analysis:
+    """A search of one position; win rate and score lead for the side to move."""
+
+    to_move: int  # BLACK or WHITE
+    winrate: float  # search's root value as a win rate for the side to move
+    score_lead: float  # network's expected margin for the side to move
+    best: int  # the move the search chooses
+    moves: list[MoveInfo] = field(default_factory=list)  # top moves by visits
+    ownership_black: np.ndarray | None = None  # [C] Black's view
+
+
+def _winrate(value) -> float | np.ndarray:
+    return (np.asarray(value, dtype=np.float64) + 1.0) / 2.0
+
+
+class ModelPlayer:
+    """Searches with the model of the game's board side (see module docstring)."""
+
+    def __init__(self, library: ModelLibrary, config: PlayerConfig | None = None) -> None:
+        self.library = library
+        self.config = config if config is not None else PlayerConfig()
+        self.rng = np.random.default_rng(self.config.seed)
+        self._evaluators: dict[Rules, ModelEvaluator] = {}
+
+    def evaluator(self, rules: Rules) -> ModelEvaluator:
+        """The evaluate_fn for `rules` (the model of its side; ModelFileError if none)."""
+        if rules not in self._evaluators:
+            self._evaluators[rules] = ModelEvaluator(self.library.get(rules.side), Engine(rules))
+        return self._evaluators[rules]
+
+    def _search(self, rules: Rules, states: GameState, simulations: int | None = None):
+        evaluator = self.evaluator(rules)
+        return search(evaluator.engine, states, evaluator,
+                      self.config.search_config(simulations), self.rng)
+
+    def genmove(self, game) -> int:
+        """The searched move for the side to move of `game` (a rules.Game)."""
+        if game.is_over:
+            raise ValueError("the game is over; there is no move to generate")
+        output = self._search(game.rules, game.state)
+        return int(output.action[0])
+
+    def evaluate(self, game) -> PositionEvaluation:
+        """The network's evaluation of the current position (no search), Black's view."""
+        evaluation = self.evaluator(game.rules)(game.state)
+        sign = 1.0 if int(game.state.to_move[0]) == BLACK else -1.0
+        if game.is_over:
+            winner, margin = game.result()
+            value = 0.0 if int(winner) not in (BLACK, WHITE) else (
+                1.0 if int(winner) == BLACK else -1.0)
+            ownership = np.where(game.state.stones[0] == BLACK, 1.0,
+                                 np.where(game.state.stones[0] == WHITE, -1.0, 0.0))
+            return PositionEvaluation(_winrate(value), float(margin), ownership.astype(np.float32))
+        return PositionEvaluation(
+            winrate_black=float(_winrate(sign * evaluation.value[0])),
+            score_lead_black=float(sign * evaluation.score[0]),
+            ownership_black=(sign * evaluation.ownership[0]).astype(np.float32),
+        )
+
+    def analyze(self, game, simulations: int | None = None, top: int | None = None) -> Analysis:
+        """Search the position; the top moves by visits with priors and win rates."""
+        if game.is_over:
+            raise ValueError("the game is over; there is nothing to analyse")
+        rules = game.rules
+        board = rules.board
+        output = self._search(rules, game.state, simulations)
+        root = output.root_evaluation
+        visits = np.asarray(output.visit_counts[0])  # [A]
+        prior = np.asarray(output.prior[0])  # [A]
+        q_values = np.asarray(output.q_values[0], dtype=np.float64)  # [A] mover's view
+        legal = np.asarray(game.legal_actions(), dtype=np.int64)
+        order = legal[np.lexsort((-prior[legal], -visits[legal]))]
+        moves = []
+        for action in order[: top or self.config.top_moves]:
+            winrate = float(_winrate(q_values[action])) if visits[action] > 0 else float("nan")
+            moves.append(MoveInfo(int(action), board.action_name(int(action)),
+                                  int(visits[action]), float(prior[action]), winrate))
+        to_move = int(game.state.to_move[0])
+        sign = 1.0 if to_move == BLACK else -1.0
+        return Analysis(
+            to_move=to_move,
+            winrate=float(_winrate(output.root_value[0])),
+            score_lead=float(root.score[0]),
+            best=int(output.action[0]),
+            moves=moves,
+            ownership_black=(sign * root.ownership[0]).astype(np.float32),
+        )
+
+    def komi_values(self, rules: Rules) -> tuple[np.ndarray, np.ndarray]:
+        """Every komi of the rules' range and the network's value for Black at move 0.
+
+        Returns komis int [K] and values float32 [K] (Black to move, Black's view).
+        """
+        lo, hi = rules.komi_range
+        komis = np.arange(lo, hi + 1, dtype=np.int64)  # [K]
+        evaluator = self.evaluator(rules)
+        states = evaluator.engine.new_games(len(komis), komi=komis)
+        return komis, evaluator(states).value
+
+    def choose_komi(self, rules: Rules) -> int:
+        """The first player's komi: the one whose position the model finds most balanced.
+
+        The network values every komi at move 0; the `komi_refine` komis nearest to balance
+        are then searched and the one with the root value closest to 0 wins.
+        """
+        komis, values = self.komi_values(rules)
+        if len(komis) == 1:
+            return int(komis[0])
+        candidates = komis[np.argsort(np.abs(values), kind="stable")[: self.config.komi_refine]]
+        if len(candidates) <= 1:
+            return int(komis[np.argmin(np.abs(values))])
+        evaluator = self.evaluator(rules)
+        states = evaluator.engine.new_games(len(candidates), komi=candidates)
+        root_values = np.asarray(self._search(rules, states).root_value, dtype=np.float64)
+        return int(candidates[np.argmin(np.abs(root_values))])
+
+    def choose_colour(self, game) -> int:
+        """The second player's colour (BLACK or WHITE) for the game's komi or opening stone.
+
+        Komi game type: before the first move, Black to move. Nokomi: right after the opening
+        stone, White to move (choosing Black is the swap). ValueError elsewhere.
+        """
+        rules = game.rules
+        history = len(game.history)
+        if rules.game_type == GameType.DOUBLE:
+            raise ValueError("colours are not chosen in the double game type (first player "
+                             "plays Black)")
+        if rules.game_type == GameType.KOMI and history != 0:
+            raise ValueError(f"the colour is chosen before the first move; {history} moves "
+                             f"have been played")
+        if rules.game_type == GameType.NOKOMI and history != 1:
+            raise ValueError(f"in nokomi the colour is chosen right after the opening stone; "
+                             f"{history} moves have been played")
+        output = self._search(rules, game.state)
+        to_move = int(game.state.to_move[0])
+        mover_value = float(output.root_value[0])
+        return to_move if mover_value >= 0 else 3 - to_move

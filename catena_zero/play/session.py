@@ -1,0 +1,162 @@
+"""One game between a person and the model, shared by the terminal and the web interface.
+
+The person and the model each control a colour. The session plays the model's turns
+(two stones per turn in the double game type), the nokomi swap (after the opening stone
+the second player may take over Black), the komi and colour choices the model makes
+when asked to, and undo back to the person's previous turn.
+
+Example::
+
+    session = PlaySession(player, Rules(side=4), komi=0, human_colour="black")
+    session.human_move("d4")        # the person plays, the model answers
+    session.model_moves             # ["C3"]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from catena_zero.rules import BLACK, WHITE, GameType, Rules
+from catena_zero.rules import Game as _Game
+
+COLOUR_NAMES = {BLACK: "black", WHITE: "white"}
+COLOUR_CODES = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}
+
+
+class SessionError(ValueError):
+    """A request the session refuses (illegal move, out of turn, nothing to undo)."""
+
+
+def parse_colour(text: str) -> int:
+    """'b' / 'black' / 'w' / 'white' (any case) -> BLACK / WHITE; SessionError otherwise."""
+    colour = COLOUR_CODES.get(str(text).strip().lower())
+    if colour is None:
+        raise SessionError(f"unknown colour {text!r}; use black or white")
+    return colour
+
+
+@dataclass
+class Event:
+    """One thing that happened in the session, for undo."""
+
+    actor: str  # "human" or "model"
+    kind: str  # "move" or "swap"
+    action: int = -1  # the action, for moves
+
+
+@dataclass
+class PlaySession:
+    """A game of `rules` at `komi` between a person (`human_colour`) and `player`.
+
+    `human_colour` is "black", "white" or "auto"; "auto" lets the model, as the second
+    player, choose its colour for this komi (komi game type only; otherwise black).
+    `komi` None lets the model, as the first player, choose the most balanced komi.
+    """
+
+    player: object  # ModelPlayer (genmove, choose_komi, choose_colour, evaluate)
+    rules: Rules
+    komi: int | None = 0
+    human_colour: str = "black"
+    events: list[Event] = field(default_factory=list)
+    model_moves: list[str] = field(default_factory=list)  # the model's last reply
+    notes: list[str] = field(default_factory=list)  # what the model decided (komi, colour, swap)
+
+    def __post_init__(self) -> None:
+        if self.komi is None:
+            self.komi = int(self.player.choose_komi(self.rules))
+            self.notes.append(f"the model chose komi {self.komi}")
+        self.game = _Game(self.rules, komi=int(self.komi))
+        if str(self.human_colour).lower() == "auto":
+            if self.rules.game_type == GameType.KOMI:
+                model_colour = int(self.player.choose_colour(self.game))
+                self.human = 3 - model_colour
+                self.notes.append(f"the model chose {COLOUR_NAMES[model_colour]}")
+            else:
+                self.human = BLACK
+        else:
+            self.human = parse_colour(self.human_colour)
+        self.model_reply()
+
+    # -- queries -----------------------------------------------------------------------
+
+    @property
+    def model_colour(self) -> int:
+        return 3 - self.human
+
+    def human_to_move(self) -> bool:
+        return not self.game.is_over and self.game.to_move == self.human
+
+    def swap_available(self) -> bool:
+        """Whether the person, as the second player of nokomi, may swap now."""
+        return self._swap_point() and self.human == WHITE
+
+    def _swap_point(self) -> bool:
+        # Right after the opening stone, before anyone swapped or played on.
+        return (self.rules.game_type == GameType.NOKOMI and len(self.game.history) == 1
+                and bool(self.events) and self.events[-1].kind == "move")
+
+    def can_undo(self) -> bool:
+        return any(event.actor == "human" for event in self.events)
+
+    # -- actions -----------------------------------------------------------------------
+
+    def human_move(self, move: str | int) -> list[str]:
+        """Play the person's move (cell name, "button"/"pass" or action) and the model's reply.
+
+        Nothing changes and SessionError is raised when the game is over, it is not the
+        person's turn or the move is illegal; ValueError when the move is malformed.
+        Returns the model's reply moves.
+        """
+        if self.game.is_over:
+            raise SessionError("the game is over; start a new game")
+        if not self.human_to_move():
+            raise SessionError("it is not your turn")
+        board = self.rules.board
+        # A malformed move is a plain ValueError, an illegal one a SessionError.
+        action = self.game.parse_action(move)
+        if action not in self.game.legal_actions():
+            raise SessionError(f"illegal move {board.action_name(action)}")
+        self.game.play(action)
+        self.events.append(Event("human", "move", action))
+        return self.model_reply()
+
+    def human_swap(self) -> list[str]:
+        """The person, second player of nokomi, takes Black (the opening stone)."""
+        if not self.swap_available() or not self.human_to_move():
+            raise SessionError("no swap is possible now (only the second player of nokomi, "
+                               "right after the opening stone)")
+        self.human = BLACK
+        self.events.append(Event("human", "swap"))
+        return self.model_reply()
+
+    def model_reply(self) -> list[str]:
+        """Let the model play every action it owes (and decide the nokomi swap)."""
+        self.model_moves = []
+        board = self.rules.board
+        if self._swap_point() and self.model_colour == WHITE:
+            if int(self.player.choose_colour(self.game)) == BLACK:
+                self.human = WHITE
+                self.events.append(Event("model", "swap"))
+                self.model_moves.append("swap")
+                self.notes.append("the model swapped: it takes the opening stone")
+        while not self.game.is_over and self.game.to_move == self.model_colour:
+            action = int(self.player.genmove(self.game))
+            self.game.play(action)
+            self.events.append(Event("model", "move", action))
+            self.model_moves.append(board.action_name(action))
+        return self.model_moves
+
+    def undo(self) -> None:
+        """Take back the model's reply and the person's last move or swap."""
+        if not self.can_undo():
+            raise SessionError("nothing to undo")
+        while self.events and self.events[-1].actor == "model":
+            self._revert(self.events.pop())
+        self._revert(self.events.pop())
+        self.model_moves = []
+
+    def _revert(self, event: Event) -> None:
+        if event.kind == "move":
+            self.game.undo()
+        else:
+            self.human = 3 - self.human

@@ -1,0 +1,200 @@
+// catena-zero web client: draws the board as SVG and talks to the JSON API of web.py.
+"use strict";
+
+const SQRT3 = Math.sqrt(3);
+const HEX_RADIUS = 1 / SQRT3;  // pointy-top hexagon whose width is one cell step
+const SVG_NS = "http://www.w3.org/2000/svg";
+let current = null;  // the last game state from the server
+let busy = false;
+
+function $(id) { return document.getElementById(id); }
+
+// Cell (col, row) -> picture position; row 1 at the bottom, neighbours one unit apart.
+function position(col, row) { return [col - row / 2, -row * SQRT3 / 2]; }
+
+function hexPoints(x, y) {
+  const points = [];
+  for (let k = 0; k < 6; k++) {
+    const angle = Math.PI / 180 * (60 * k - 90);
+    points.push((x + HEX_RADIUS * Math.cos(angle)).toFixed(4) + "," +
+                (y + HEX_RADIUS * Math.sin(angle)).toFixed(4));
+  }
+  return points.join(" ");
+}
+
+function element(tag, attributes, parent) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+function setBusy(value) {
+  busy = value;
+  document.body.dataset.busy = value ? "1" : "0";
+  for (const id of ["new", "take-button", "swap", "undo"]) $(id).disabled = value || $(id).dataset.off === "1";
+}
+
+async function api(path, body) {
+  const options = body === undefined ? {} : {
+    method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(body)};
+  const response = await fetch(path, options);
+  const payload = await response.json();
+  if (!response.ok) throw new Error(payload.error || ("HTTP " + response.status));
+  return payload;
+}
+
+async function request(path, body, pendingText) {
+  if (busy) return;
+  setBusy(true);
+  $("error").textContent = "";
+  if (pendingText) $("status").textContent = pendingText;
+  try {
+    const state = await api(path, body);
+    current = state;
+    render();
+  } catch (error) {
+    $("error").textContent = error.message;
+    if (current) render();
+  } finally {
+    setBusy(false);
+    if (current) updateButtons();
+  }
+}
+
+function render() {
+  const state = current;
+  const svg = $("board");
+  while (svg.firstChild) svg.removeChild(svg.firstChild);
+  const side = state.side;
+  const positions = state.coords.map(([c, r]) => position(c, r));
+  const xs = positions.map(p => p[0]), ys = positions.map(p => p[1]);
+  const margin = 1.3;
+  const minX = Math.min(...xs) - margin, minY = Math.min(...ys) - margin;
+  svg.setAttribute("viewBox", [minX, minY, Math.max(...xs) - minX + margin,
+                               Math.max(...ys) - minY + margin].join(" "));
+  const showOwnership = $("show-ownership").checked;
+  const lastMoves = new Set(state.model_moves);
+  state.cells.forEach((name, index) => {
+    const [x, y] = positions[index];
+    const stone = state.stones[index];
+    const legal = state.legal[index];
+    const cell = element("polygon", {
+      points: hexPoints(x, y), "data-cell": name,
+      class: "cell " + (legal ? "legal" : (stone ? "" : "illegal"))}, svg);
+    element("title", {}, cell).textContent = name;
+    if (legal) cell.addEventListener("click", () => play(name));
+    if (stone) {
+      element("circle", {
+        cx: x, cy: y, r: 0.4, "data-cell": name,
+        class: "stone " + (stone === 1 ? "black" : "white") + (state.limited[index] ? " limited" : "")}, svg);
+    }
+    if (lastMoves.has(name)) element("circle", {cx: x, cy: y, r: 0.18, class: "last-move"}, svg);
+    const owner = state.eval.ownership_black[index];
+    if (showOwnership && !state.limited[index] && Math.abs(owner) > 0.05) {
+      const size = 0.32 * Math.sqrt(Math.abs(owner));
+      element("rect", {
+        x: x - size / 2, y: y - size / 2, width: size, height: size, class: "ownership",
+        fill: owner > 0 ? "#000" : "#fff", "fill-opacity": 0.75,
+        stroke: owner > 0 ? "#fff" : "#000", "stroke-width": 0.015}, svg);
+    }
+  });
+  drawCoordinates(svg, side);
+  $("winrate").textContent = (100 * state.eval.winrate_black).toFixed(1) + "%";
+  const lead = state.eval.score_lead_black;
+  $("score-lead").textContent = (lead >= 0 ? "B+" : "W+") + Math.abs(lead).toFixed(1);
+  $("komi-shown").textContent = state.komi;
+  $("button-holder").textContent = !state.has_button ? "not used" : (state.button_holder || "available");
+  $("result").textContent = state.result || "-";
+  $("notes").textContent = state.notes.join("; ");
+  const history = $("history");
+  history.innerHTML = "";
+  for (const move of state.history) {
+    const item = document.createElement("li");
+    item.textContent = move;
+    history.appendChild(item);
+  }
+  let status;
+  if (state.over) status = "Game over: " + state.result + (resultForHuman(state));
+  else if (state.to_move === state.human) status = "Your move (" + state.human + ")";
+  else status = "Model to move";
+  if (state.model_moves.length && !state.over) status += " - model played " + state.model_moves.join(", ");
+  $("status").textContent = status;
+  updateButtons();
+}
+
+function resultForHuman(state) {
+  if (state.result === "0") return " (draw)";
+  const winner = state.result.startsWith("B") ? "black" : "white";
+  return winner === state.human ? " - you win" : " - the model wins";
+}
+
+function drawCoordinates(svg, side) {
+  const last = 2 * side - 2;
+  for (let c = 0; c <= last; c++) {
+    const lowest = Math.max(0, c - (side - 1));
+    const [x, y] = position(c, lowest - 0.85);
+    element("text", {x: x, y: y, class: "coord"}, svg).textContent = String.fromCharCode(65 + c);
+  }
+  for (let r = 0; r <= last; r++) {
+    const leftmost = Math.max(0, r - (side - 1));
+    const [x, y] = position(leftmost - 0.85, r);
+    element("text", {x: x, y: y, class: "coord"}, svg).textContent = String(r + 1);
+  }
+}
+
+function updateButtons() {
+  const state = current;
+  const humanTurn = state && !state.over && state.to_move === state.human;
+  const flags = {
+    "take-button": !(humanTurn && state.button_legal),
+    "swap": !(state && state.can_swap),
+    "undo": !(state && state.can_undo),
+  };
+  for (const [id, off] of Object.entries(flags)) {
+    $(id).dataset.off = off ? "1" : "0";
+    $(id).disabled = busy || off;
+  }
+}
+
+function play(move) {
+  if (!current || busy) return;
+  request("/api/move", {game: current.game, move: move}, "Model thinking...");
+}
+
+function newGame(event) {
+  if (event) event.preventDefault();
+  const komiText = $("komi").value.trim().toLowerCase();
+  const komi = komiText === "auto" ? "auto" : Number(komiText);
+  if (komi !== "auto" && !Number.isInteger(komi)) {
+    $("error").textContent = "komi must be a whole number or auto";
+    return;
+  }
+  request("/api/new", {
+    side: Number($("side").value), game_type: $("game-type").value, scoring: $("scoring").value,
+    komi: komi, colour: $("colour").value}, "Starting...");
+}
+
+async function start() {
+  $("new-game").addEventListener("submit", newGame);
+  $("take-button").addEventListener("click", () => play("button"));
+  $("swap").addEventListener("click", () => current && request("/api/swap", {game: current.game}, "Model thinking..."));
+  $("undo").addEventListener("click", () => current && request("/api/undo", {game: current.game}));
+  $("show-ownership").addEventListener("change", () => current && render());
+  try {
+    const info = await api("/api/info");
+    for (const side of info.sides) $("side").add(new Option(String(side), String(side)));
+    if (info.sides.includes(6)) $("side").value = "6";
+    for (const name of info.game_types) $("game-type").add(new Option(name, name));
+    for (const name of info.scorings) $("scoring").add(new Option(name, name));
+    $("model").textContent = Object.values(info.models).join(" | ");
+    if (!info.sides.length) throw new Error("no model available: start the server with --model FILE");
+    newGame();
+  } catch (error) {
+    $("error").textContent = error.message;
+    $("status").textContent = "";
+  }
+}
+
+setBusy(false);
+start();

@@ -1,0 +1,467 @@
+"""The batched Catena engine: all B games of a batch advance in one call, no loop over games.
+
+Legality is maintained incrementally. An empty cell is legal iff it has at most two stone
+neighbours, each with at most one stone neighbour, and two such neighbours lie in different
+ribbons. Legality is monotone, so after a placement at x only these cells can turn illegal:
+x itself; the neighbours of x (their degree grew, and x may be interior); the neighbours of the
+stones beside x that became interior; the common neighbours of the new ribbon's two ends.
+
+A ribbon becomes limited when no legal cell touches it. Only two kinds can become limited by a
+placement: the new stone's ribbon, and ribbons with an end beside a cell that just turned
+illegal (found from the flipped cells' stone neighbours). Per-step work is therefore a few
+fixed-size gathers laid out `[slots, P]` plus small sparse lists, never a scan of the board.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from catena_zero.rules.board import BLACK, EMPTY, NO_ACTION, WHITE, opponent
+from catena_zero.rules.state import GameState
+from catena_zero.rules.variants import GameType, Rules
+
+# One placement makes at most 21 cells illegal (x, the 6 around x, the 6 around each of its
+# two stone neighbours, 2 common neighbours of the new ribbon's ends), so with 22 or more
+# legal cells every legal first stone of a double turn leaves a legal second stone.
+_TWO_STONE_SAFE = 22
+# Uniform proposals tried per game before the exact fallback in random_actions.
+_PROPOSALS = 8
+
+
+class IllegalActionError(ValueError):
+    """An illegal action, or an action on a finished game. Names the game index and action."""
+
+
+class Engine:
+    """Batched engine for one set of Rules (komi may differ per game)."""
+
+    def __init__(self, rules: Rules):
+        if not isinstance(rules, Rules):
+            raise ValueError(f"Engine needs a Rules instance, got {rules!r}")
+        self.rules = rules
+        self.board = rules.board
+        self.num_cells = self.board.num_cells
+        self.num_actions = self.board.num_actions
+        self.button_action = self.board.button_action
+        self._width = self.num_cells + 1  # padded row length
+        self._neighbours = self.board.neighbours_padded  # intp [C+1, 6]
+        self._neighbours_t = np.ascontiguousarray(self._neighbours.T)  # intp [6, C+1]
+        self._adjacency = self.board.adjacency  # bool [C+1, C+1]
+        self._is_double = rules.game_type == GameType.DOUBLE
+        self._is_nokomi = rules.game_type == GameType.NOKOMI
+        # Proposal sampling: 16-bit random numbers below _limit map exactly uniformly onto
+        # the actions by a modulo.
+        self._proposal_limit = (65536 // self.num_actions) * self.num_actions
+
+    # ------------------------------------------------------------------ creation
+    def new_games(self, batch_size: int, komi=0) -> GameState:
+        """B fresh games; komi is an int or an int array [B] (validated)."""
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer):
+            raise ValueError(f"batch_size must be an integer, got {batch_size!r}")
+        batch_size = int(batch_size)
+        if batch_size < 0:
+            raise ValueError(f"batch_size must be >= 0, got {batch_size}")
+        komi_array = self.rules.validate_komi(komi)
+        if komi_array.ndim == 0:
+            komi_array = np.full(batch_size, int(komi_array), dtype=np.int32)
+        elif komi_array.shape != (batch_size,):
+            raise ValueError(f"komi has shape {komi_array.shape}, expected ({batch_size},)")
+        cells = self.num_cells
+        width = self._width
+        legal = np.ones((batch_size, width), dtype=bool)
+        legal[:, cells] = False
+
+        def ribbon_array(fill=0):
+            return np.full((batch_size, width), fill, dtype=np.int16)
+
+        return GameState(
+            stones_padded=np.zeros((batch_size, width), dtype=np.int8),
+            legal_padded=legal,
+            limited_padded=np.zeros((batch_size, width), dtype=bool),
+            degree_padded=np.zeros((batch_size, width), dtype=np.int8),
+            label=ribbon_array(cells),
+            ribbon_length=ribbon_array(),
+            ribbon_black=ribbon_array(),
+            # The sentinel column reads as a ribbon whose ends are the sentinel, so a missing
+            # neighbour needs no special case.
+            ribbon_end0=ribbon_array(cells),
+            ribbon_end1=ribbon_array(cells),
+            to_move=np.full(batch_size, BLACK, dtype=np.int8),
+            stones_left=np.ones(batch_size, dtype=np.int8),
+            button=np.zeros(batch_size, dtype=np.int8),
+            last_placer=np.zeros(batch_size, dtype=np.int8),
+            move_number=np.zeros(batch_size, dtype=np.int32),
+            terminal=np.zeros(batch_size, dtype=bool),
+            komi=komi_array.copy(),
+            legal_count=np.full(batch_size, cells, dtype=np.int16),
+        )
+
+    def reset_games(self, state: GameState, index) -> None:
+        """Restart the games at `index` (int array) in place, keeping their komi."""
+        index = state._check_index(index)
+        if index.size:
+            state.put(index, self.new_games(index.size, state.komi[index]))
+
+    # ------------------------------------------------------------------ legality
+    def _button_legal(self, state: GameState) -> np.ndarray:  # bool [B]
+        if not self.rules.has_button:
+            return np.zeros(state.batch_size, dtype=bool)
+        legal = (state.button == EMPTY) & ~state.terminal
+        if self._is_nokomi:
+            legal &= state.move_number > 0
+        return legal
+
+    def _needs_exact_first_stone(self, state: GameState) -> np.ndarray:  # bool [B]
+        """Double games whose two-stone turn needs the exact ruling-3 filter."""
+        return (
+            (state.stones_left == 2) & (state.legal_count < _TWO_STONE_SAFE) & ~state.terminal
+        )
+
+    def legal_actions(self, state: GameState) -> np.ndarray:
+        """bool [B, A]: legal actions; all False for terminal games."""
+        cells = self.num_cells
+        out = state.legal_padded.copy()  # the sentinel column becomes the button
+        out[:, cells] = self._button_legal(state)
+        if self._is_double:
+            rows = np.flatnonzero(self._needs_exact_first_stone(state))
+            if rows.size:
+                out[rows, :cells] = self._good_first_stones(state, rows)[:, :cells]
+        out[state.terminal] = False
+        return out
+
+    def _first_stone_leaves_second(self, state: GameState, rows, cells) -> np.ndarray:
+        """bool [P]: placing cells[i] in game rows[i] leaves some legal cell (ruling 3)."""
+        rows = np.asarray(rows, dtype=np.intp)
+        cells = np.asarray(cells, dtype=np.intp)
+        result = np.ones(rows.shape[0], dtype=bool)
+        need = np.flatnonzero(state.legal_count[rows] < _TWO_STONE_SAFE)
+        if need.size:
+            trial = state.take(rows[need])
+            colours = np.full(need.size, BLACK, dtype=np.int8)
+            self._place(trial, np.arange(need.size), cells[need], colours)
+            result[need] = trial.legal_count > 0
+        return result
+
+    def _good_first_stones(self, state: GameState, rows: np.ndarray) -> np.ndarray:
+        """bool [R, C+1]: legal first stones of a two-stone turn for games `rows`."""
+        legal = state.legal_padded[rows]
+        need = np.flatnonzero(state.legal_count[rows] < _TWO_STONE_SAFE)
+        if need.size:
+            pair_row, pair_cell = np.nonzero(legal[need])
+            ok = self._first_stone_leaves_second(state, rows[need][pair_row], pair_cell)
+            legal[need[pair_row], pair_cell] = ok
+        return legal
+
+    # ------------------------------------------------------------------ stepping
+    def _validate_actions(self, state: GameState, actions) -> np.ndarray:
+        actions = np.asarray(actions)
+        batch = state.batch_size
+        if actions.shape != (batch,):
+            raise ValueError(f"actions have shape {actions.shape}, expected ({batch},)")
+        if actions.dtype == bool or not np.issubdtype(actions.dtype, np.integer):
+            raise ValueError(f"actions must be integers, got dtype {actions.dtype}")
+        actions = actions.astype(np.intp)
+        cells = self.num_cells
+        bad = (actions < NO_ACTION) | (actions > cells)
+        if bad.any():
+            game = int(np.argmax(bad))
+            raise IllegalActionError(
+                f"game {game}: action {int(actions[game])} is outside -1..{cells}"
+            )
+        active = actions != NO_ACTION
+        finished = active & state.terminal
+        if finished.any():
+            game = int(np.argmax(finished))
+            raise IllegalActionError(
+                f"game {game}: action {self._name(actions[game])} on a finished game"
+            )
+        is_button = actions == cells
+        # The sentinel column is never legal, so NO_ACTION and the button read False here.
+        flat = np.arange(batch) * self._width + np.where(active, actions, cells)
+        bad = (active & ~is_button) & ~state.legal_padded.ravel()[flat]
+        bad |= is_button & ~self._button_legal(state)
+        if self._is_double:
+            check = np.flatnonzero(
+                active & ~is_button & ~bad & self._needs_exact_first_stone(state)
+            )
+            if check.size:
+                ok = self._first_stone_leaves_second(state, check, actions[check])
+                bad[check[~ok]] = True
+        if bad.any():
+            game = int(np.argmax(bad))
+            raise IllegalActionError(
+                f"game {game}: action {self._name(actions[game])} is illegal "
+                f"(move {int(state.move_number[game])}, "
+                f"{'black' if state.to_move[game] == BLACK else 'white'} to move)"
+            )
+        return actions
+
+    def _name(self, action) -> str:
+        action = int(action)
+        return f"{action} ({self.board.action_name(action)})"
+
+    def step(self, state: GameState, actions) -> None:
+        """Apply actions [B] in place (NO_ACTION skips a game). IllegalActionError, state
+        unchanged, if any action is illegal or targets a finished game."""
+        actions = self._validate_actions(state, actions)
+        cells = self.num_cells
+        if self.rules.has_button:
+            button_rows = np.flatnonzero(actions == cells)
+            if button_rows.size:
+                state.button[button_rows] = state.to_move[button_rows]
+                state.to_move[button_rows] = opponent(state.to_move[button_rows])
+                state.move_number[button_rows] += 1
+        rows = np.flatnonzero((actions >= 0) & (actions < cells))
+        if rows.size == 0:
+            return
+        colours = state.to_move[rows]
+        claims = self._place(state, rows, actions[rows], colours)
+        self._claim(state, *claims, limited=True)
+        state.last_placer[rows] = colours
+        state.move_number[rows] += 1
+        if self._is_double:
+            self._advance_double(state, rows, colours)
+            return
+        state.to_move[rows] = opponent(colours)
+        over = rows[state.legal_count[rows] == 0]
+        if over.size:
+            state.terminal[over] = True
+            untaken = over[state.button[over] == EMPTY]
+            state.button[untaken] = opponent(state.last_placer[untaken])
+
+    def _advance_double(self, state: GameState, rows, colours) -> None:
+        first_of_two = state.stones_left[rows] == 2
+        state.stones_left[rows[first_of_two]] = 1
+        turn_over = rows[~first_of_two]
+        if turn_over.size == 0:
+            return
+        state.to_move[turn_over] = opponent(colours[~first_of_two])
+        state.stones_left[turn_over] = 2
+        check = turn_over[state.legal_count[turn_over] < _TWO_STONE_SAFE]
+        if check.size == 0:
+            return
+        over = check[~self._good_first_stones(state, check).any(1)]
+        if over.size == 0:
+            return
+        state.terminal[over] = True
+        # End rule of double: every ribbon not yet limited is claimed by majority, a tie
+        # going to the opponent of the last placer. They stay "not limited".
+        width = self._width
+        unclaimed = (state.stones_padded[over] != EMPTY) & ~state.limited_padded[over]
+        pair_game, pair_cell = np.nonzero(unclaimed)
+        games = over[pair_game]
+        roots = state.label.ravel()[games * width + pair_cell].astype(np.intp)
+        # One entry per ribbon: its root.
+        is_root = roots == pair_cell
+        tie = opponent(state.last_placer[games[is_root]])
+        self._claim(state, games[is_root], roots[is_root], tie, limited=False)
+
+    # ------------------------------------------------------------------ placement
+    def _place(self, state: GameState, rows, cells, colours):
+        """Put stones (colours [P]) on cells [P] of the distinct games rows [P]: stones,
+        degrees, ribbons, legality and legal_count; no claims. Returns the claims to check
+        as (games [K], roots [K], tie colours [K]) of ribbons that just became limited."""
+        width = self._width
+        sentinel = self.num_cells
+        count_p = rows.shape[0]
+        index = np.arange(count_p)
+        base = rows * width  # [P] flat offset of each game's row
+        stones = state.stones_padded.ravel()
+        degree = state.degree_padded.ravel()
+        legal = state.legal_padded.ravel()
+        label = state.label.ravel()
+        length = state.ribbon_length.ravel()
+        black = state.ribbon_black.ravel()
+        end0 = state.ribbon_end0.ravel()
+        end1 = state.ribbon_end1.ravel()
+        neighbours_t = self._neighbours_t
+
+        around = neighbours_t[:, cells]  # [6, P] cells around x
+        around_flat = around + base  # [6, P]
+        has_stone = stones[around_flat] != EMPTY  # [6, P]
+        count = has_stone.sum(0)  # [P] stone neighbours of x (0..2, by legality)
+        x_flat = base + cells
+        stones[x_flat] = colours
+        around_degree = degree[around_flat] + 1  # [6, P]
+        degree[around_flat] = around_degree
+        degree[base + sentinel] = 0
+        degree[x_flat] = count
+
+        # The (up to two) stone neighbours a, c of x; the sentinel where missing.
+        first_slot = has_stone.argmax(0)
+        second_slot = 5 - has_stone[::-1].argmax(0)
+        a = np.where(count >= 1, around[first_slot, index], sentinel)
+        c = np.where(count == 2, around[second_slot, index], sentinel)
+        root_a = label[base + a].astype(np.intp)
+        root_c = label[base + c].astype(np.intp)
+        root_a_flat = base + root_a
+        root_c_flat = base + root_c
+        length_a = length[root_a_flat]
+        length_c = length[root_c_flat]
+        # The far end of a's ribbon seen from a (a itself for a single stone); for the
+        # sentinel ribbon this is the sentinel.
+        end0_a = end0[root_a_flat]
+        far_a = np.where(end0_a == a, end1[root_a_flat], end0_a).astype(np.intp)
+        end0_c = end0[root_c_flat]
+        far_c = np.where(end0_c == c, end1[root_c_flat], end0_c).astype(np.intp)
+        new_end0 = np.where(count >= 1, far_a, cells)
+        new_end1 = np.where(count == 2, far_c, cells)
+        keep_a = length_a >= length_c
+        keep = np.where(count >= 1, np.where(keep_a, root_a, root_c), cells)
+        keep_flat = base + keep
+        length[keep_flat] = length_a + length_c + 1
+        black[keep_flat] = (
+            black[root_a_flat] + black[root_c_flat] + (colours == BLACK).astype(np.int16)
+        )
+        end0[keep_flat] = new_end0
+        end1[keep_flat] = new_end1
+        label[x_flat] = keep
+        join = np.flatnonzero(count == 2)
+        if join.size:
+            drop = np.where(keep_a[join], root_c[join], root_a[join])
+            join_rows = rows[join]
+            labels = state.label[join_rows]
+            state.label[join_rows] = np.where(
+                labels == drop[:, None], keep[join, None].astype(np.int16), labels
+            )
+
+        # Legality. x and the cells around it: a third stone neighbour, or x interior.
+        old = legal[around_flat]
+        new = old & (around_degree <= 2) & (count < 2)
+        legal[around_flat] = new
+        flipped_around = old & ~new  # [6, P]
+        legal[x_flat] = False
+        lost = 1 + flipped_around.sum(0)
+        # Stone neighbours of x that became interior block every cell around them.
+        flipped_lists = [(around, flipped_around, index)]
+        for stone, present in ((a, count >= 1), (c, count == 2)):
+            interior = np.flatnonzero(present & (degree[base + stone] >= 2))
+            if interior.size:
+                blocked = neighbours_t[:, stone[interior]]  # [6, I]
+                blocked_flat = blocked + base[interior]
+                old = legal[blocked_flat]
+                legal[blocked_flat] = False
+                lost[interior] += old.sum(0)
+                flipped_lists.append((blocked, old, interior))
+        # A cell beside both ends of the new ribbon would close a ring.
+        two_ends = np.flatnonzero(new_end0 != new_end1)
+        if two_ends.size:
+            beside = neighbours_t[:, new_end0[two_ends]]  # [6, S]
+            closes = self._adjacency[beside, new_end1[two_ends]]
+            beside_flat = beside + base[two_ends]
+            old = legal[beside_flat]
+            legal[beside_flat] = old & ~closes
+            lost[two_ends] += (old & closes).sum(0)
+        state.legal_count[rows] -= lost.astype(np.int16)
+
+        return self._limited_ribbons(
+            state, rows, base, keep, new_end0, new_end1, colours, flipped_lists
+        )
+
+    def _is_open(self, legal_flat, base, stones) -> np.ndarray:
+        """bool [K]: the stones [K] of games at flat offset base [K] touch a legal cell."""
+        around = self._neighbours_t[:, stones] + base  # [6, K]
+        return legal_flat[around].any(0)
+
+    def _limited_ribbons(self, state, rows, base, keep, end0_new, end1_new, colours, flips):
+        """Ribbons that just became limited: (games [K], roots [K], tie colours [K])."""
+        legal = state.legal_padded.ravel()
+        stones = state.stones_padded.ravel()
+        label = state.label.ravel()
+        # The new stone's ribbon.
+        closed = ~(self._is_open(legal, base, end0_new) | self._is_open(legal, base, end1_new))
+        new_ribbon = np.flatnonzero(closed)
+        games = [rows[new_ribbon]]
+        roots = [keep[new_ribbon]]
+        ties = [opponent(colours[new_ribbon])]
+        # Other ribbons: stone neighbours (outside the new ribbon) of the cells that just
+        # turned illegal are ends of ribbons that may have lost their last legal cell.
+        cells_list, owner_list = [], []
+        for cells, flipped, owners in flips:
+            slot, column = np.nonzero(flipped)
+            if slot.size:
+                cells_list.append(cells[slot, column])
+                owner_list.append(owners[column])
+        if cells_list:
+            flipped_cells = np.concatenate(cells_list)  # [F]
+            owner = np.concatenate(owner_list)  # [F] index into rows
+            near = self._neighbours_t[:, flipped_cells] + base[owner]  # [6, F]
+            near_root = label[near].astype(np.intp)
+            candidate = (stones[near] != EMPTY) & (near_root != keep[owner])
+            slot, column = np.nonzero(candidate)
+            if slot.size:
+                end_flat = near[slot, column]
+                who = owner[column]
+                game_base = base[who]
+                root = near_root[slot, column]
+                end = end_flat - game_base
+                root_flat = game_base + root
+                end0 = state.ribbon_end0.ravel()[root_flat]
+                far = np.where(end0 == end, state.ribbon_end1.ravel()[root_flat], end0)
+                shut = ~(
+                    self._is_open(legal, game_base, end)
+                    | self._is_open(legal, game_base, far.astype(np.intp))
+                )
+                games.append(rows[who[shut]])
+                roots.append(root[shut])
+                ties.append(opponent(colours[who[shut]]))
+        return np.concatenate(games), np.concatenate(roots), np.concatenate(ties)
+
+    def _claim(self, state: GameState, games, roots, tie_colour, limited: bool) -> None:
+        """Give each ribbon (games [K], roots [K]) to its majority, ties to tie_colour [K].
+        A ribbon may be listed twice; the writes are then identical."""
+        if games.size == 0:
+            return
+        width = self._width
+        root_flat = games * width + roots
+        length = state.ribbon_length.ravel()[root_flat].astype(np.int32)
+        black = state.ribbon_black.ravel()[root_flat].astype(np.int32)
+        winner = np.where(
+            2 * black > length, BLACK, np.where(2 * black < length, WHITE, tie_colour)
+        ).astype(np.int8)
+        members = state.label[games] == roots[:, None]  # [K, C+1]
+        which, cell = np.nonzero(members)
+        cell_flat = games[which] * width + cell
+        state.stones_padded.ravel()[cell_flat] = winner[which]
+        if limited:
+            state.limited_padded.ravel()[cell_flat] = True
+        state.ribbon_black.ravel()[root_flat] = np.where(winner == BLACK, length, 0)
+
+    # ------------------------------------------------------------------ playouts / results
+    def random_actions(self, state: GameState, rng: np.random.Generator) -> np.ndarray:
+        """int [B]: a uniformly random legal action per game, NO_ACTION for finished games.
+
+        A few uniform proposals over all actions, the first legal one taken (rejection
+        sampling, so exactly uniform); games where all fail use an exact draw."""
+        batch = state.batch_size
+        actions = self.num_actions
+        cells = self.num_cells
+        raw = rng.bit_generator.random_raw((_PROPOSALS * batch + 3) // 4)
+        proposals = raw.view(np.uint16)[: _PROPOSALS * batch].reshape(_PROPOSALS, batch)
+        valid = proposals < self._proposal_limit
+        proposals = (proposals % actions).astype(np.intp)  # [K, B]
+        flat = proposals + (np.arange(batch) * self._width)
+        accepted = valid & state.legal_padded.ravel()[flat]  # button reads the sentinel
+        if self.rules.has_button:
+            accepted |= valid & (proposals == cells) & self._button_legal(state)
+        slot = accepted.argmax(0)
+        choice = proposals[slot, np.arange(batch)]
+        fallback = ~accepted[slot, np.arange(batch)]
+        if self._is_double:
+            fallback |= self._needs_exact_first_stone(state)
+        fallback &= ~state.terminal
+        rows = np.flatnonzero(fallback)
+        if rows.size:
+            mask = self.legal_actions(state.take(rows))
+            counts = mask.sum(1)
+            target = np.floor(rng.random(rows.size) * counts).astype(np.intp)
+            picked = (mask.cumsum(1) > target[:, None]).argmax(1)
+            choice[rows] = np.where(counts > 0, picked, NO_ACTION)
+        choice[state.terminal] = NO_ACTION
+        return choice.astype(np.int64)
+
+    def result(self, state: GameState):
+        """GameResult (winner int8 [B], margin float32 [B] from Black's view)."""
+        from catena_zero.rules.result import compute_result
+
+        return compute_result(self.rules, state)

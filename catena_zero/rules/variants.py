@@ -1,0 +1,90 @@
+"""Game variants: game type (komi / nokomi / double) x scoring (standard / longest / quadratic)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import numpy as np
+
+from catena_zero.rules.board import Board, get_board
+
+
+class GameType(enum.StrEnum):
+    KOMI = "komi"  # komi chosen before the game, then colour choice; button in play
+    NOKOMI = "nokomi"  # first stone then swap; no komi; button in play from move 1
+    DOUBLE = "double"  # B, WW, BB, ...; no komi, no button
+
+
+class Scoring(enum.StrEnum):
+    STANDARD = "standard"  # stones + button half point + komi
+    LONGEST = "longest"  # longest remaining ribbon after cancelling equal pairs
+    QUADRATIC = "quadratic"  # sum of squared ribbon lengths + button + komi
+
+
+def _parse_enum(enum_class, value, what: str):
+    if isinstance(value, enum_class):
+        return value
+    if isinstance(value, str):
+        try:
+            return enum_class(value.strip().lower())
+        except ValueError:
+            pass
+    names = ", ".join(member.value for member in enum_class)
+    raise ValueError(f"unknown {what} {value!r}; expected one of: {names}")
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The rules shared by a batch of games (komi is per game, see Engine.new_games)."""
+
+    side: int = 6  # board side, 2..10
+    game_type: GameType = GameType.KOMI  # komi | nokomi | double
+    scoring: Scoring = Scoring.STANDARD  # standard | longest | quadratic
+
+    def __post_init__(self):
+        get_board(self.side)  # validates the side
+        object.__setattr__(self, "side", int(self.side))
+        object.__setattr__(self, "game_type", _parse_enum(GameType, self.game_type, "game type"))
+        object.__setattr__(self, "scoring", _parse_enum(Scoring, self.scoring, "scoring"))
+
+    @property
+    def board(self) -> Board:
+        return get_board(self.side)
+
+    @property
+    def has_button(self) -> bool:
+        return self.game_type != GameType.DOUBLE
+
+    @property
+    def is_double(self) -> bool:
+        return self.game_type == GameType.DOUBLE
+
+    @property
+    def komi_range(self) -> tuple[int, int]:
+        if self.game_type != GameType.KOMI:
+            return (0, 0)
+        if self.scoring == Scoring.QUADRATIC:
+            return (0, 1000)
+        return (0, 15)
+
+    def validate_komi(self, komi) -> np.ndarray:
+        """Check a komi (int or int array); returns it as int32 array. ValueError naming it."""
+        array = np.asarray(komi)
+        if array.dtype == bool or not (
+            np.issubdtype(array.dtype, np.integer)
+            or (np.issubdtype(array.dtype, np.floating) and np.all(np.mod(array, 1) == 0))
+        ):
+            raise ValueError(f"komi must be a whole number, got {komi!r}")
+        low, high = self.komi_range
+        bad = (array < low) | (array > high)
+        if np.any(bad):
+            value = array[bad].ravel()[0] if array.ndim else array
+            raise ValueError(
+                f"komi {value} is outside the range {low}..{high} of "
+                f"{self.game_type.value}/{self.scoring.value}"
+            )
+        return array.astype(np.int32)
+
+    def __str__(self) -> str:
+        return f"side {self.side} {self.game_type.value}/{self.scoring.value}"

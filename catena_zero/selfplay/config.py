@@ -1,0 +1,51 @@
+"""SelfPlayConfig: how batched self-play plays its games and which positions it records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SelfPlayConfig:
+    """Self-play settings; validated on construction (ValueError names the field)."""
+
+    games_in_batch: int = 64  # B games advanced together; a finished game is replaced at once
+    full_simulations: int = 32  # simulations of a full search (its position is trained on)
+    cheap_simulations: int = 8  # simulations of a cheap search (played, not trained on)
+    full_search_probability: float = 0.25  # playout cap randomisation: P(move uses full search)
+    temperature_start: float = 1.0  # move-sampling temperature at move 0 (0 = search's action)
+    temperature_end: float = 0.0  # temperature the schedule decays to (0 = search's action)
+    temperature_half_life: float = 4.0  # moves over which (temperature - end) halves
+    komi_spread: float = 1.5  # std-dev of the normal draw around the fair-komi estimate
+    komi_wide_probability: float = 0.1  # P(komi drawn uniformly over the rules' whole range)
+    fixed_komi: int | None = None  # always play this komi (disables komi sampling)
+    fair_komi_every: int = 1  # re-estimate the fair komi every this many iterations
+    augment_symmetries: bool = True  # store each sample under random board symmetries
+    symmetry_copies: int = 1  # distinct random symmetries stored per recorded position (1..12)
+
+    def __post_init__(self) -> None:
+        positive = ("games_in_batch", "full_simulations", "cheap_simulations", "fair_komi_every")
+        for name in positive:
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.cheap_simulations > self.full_simulations:
+            raise ValueError(f"cheap_simulations ({self.cheap_simulations}) must not exceed "
+                             f"full_simulations ({self.full_simulations})")
+        for name in ("full_search_probability", "komi_wide_probability"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {value}")
+        if self.full_search_probability == 0.0:
+            raise ValueError("full_search_probability must be > 0 (else nothing is recorded)")
+        for name in ("temperature_start", "temperature_end", "komi_spread"):
+            if getattr(self, name) < 0.0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.temperature_half_life <= 0.0:
+            raise ValueError(f"temperature_half_life must be > 0, got {self.temperature_half_life}")
+        if not 1 <= self.symmetry_copies <= 12:
+            raise ValueError(f"symmetry_copies must be in 1..12, got {self.symmetry_copies}")
+
+    def temperature(self, move_number):
+        """Temperature at `move_number` (int or int array `[B]`); same shape back."""
+        decay = 0.5 ** (move_number / self.temperature_half_life)
+        return self.temperature_end + (self.temperature_start - self.temperature_end) * decay

@@ -1,0 +1,155 @@
+"""Pending self-play positions, their final targets, and symmetry augmentation.
+
+A sample dict holds, batch first (n positions, C cells, A = C + 1 actions):
+    planes            float32 [n, P, H, W]   observation, side to move's view
+    globals           float32 [n, G]
+    policy_target     float32 [n, A]         search policy target (sums to 1)
+    value_target      float32 [n, 3]         one-hot win/draw/loss, side to move's view
+    score_target      float32 [n]            final margin, side to move's view
+    ownership_target  float32 [n, C]         final stones: +1 own, -1 opponent, 0 empty
+    weight            float32 [n]            loss weight of the position
+    legal_mask        bool    [n, A]         legal actions of the position
+`to_samples` turns it into `catena_zero.data.Samples` (uint8 planes, int8 ownership).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from catena_zero.rules import EMPTY, NUM_GLOBALS, NUM_PLANES
+
+SAMPLE_KEYS = ("planes", "globals", "policy_target", "value_target", "score_target",
+               "ownership_target", "weight", "legal_mask")
+
+
+class PositionRecords:
+    """Positions recorded during play whose game has not ended yet."""
+
+    def __init__(self, board):
+        self.board = board
+        self.chunks: list[dict[str, np.ndarray]] = []
+
+    def add(self, planes, globals_, policy_target, legal_mask, to_move, game_ids) -> None:
+        """Record n positions: planes [n,P,H,W], globals [n,G], policy and legal [n,A],
+        to_move and game ids [n]."""
+        self.chunks.append({
+            "planes": np.asarray(planes, dtype=np.uint8),
+            "legal_mask": np.asarray(legal_mask, dtype=bool),
+            "globals": np.asarray(globals_, dtype=np.float32),
+            "policy_target": np.asarray(policy_target, dtype=np.float32),
+            "to_move": np.asarray(to_move, dtype=np.int8),
+            "game_id": np.asarray(game_ids, dtype=np.int64),
+        })
+
+    def __len__(self) -> int:
+        return sum(chunk["game_id"].size for chunk in self.chunks)
+
+    def pop_finished(self, game_ids, winner, margin, stones) -> dict:
+        """Remove the positions of the finished games and give them their final targets.
+
+        game_ids [k] finished games, winner [k] (EMPTY = draw), margin [k] (Black's view),
+        stones [k, C] final colours. Returns a sample dict plus "positions" (the count).
+        """
+        game_ids = np.asarray(game_ids, dtype=np.int64)
+        if not self.chunks:
+            return _empty_samples(self.board) | {"positions": 0}
+        merged = {key: np.concatenate([c[key] for c in self.chunks]) for key in self.chunks[0]}
+        order = np.argsort(game_ids)
+        sorted_ids = game_ids[order]
+        where = np.searchsorted(sorted_ids, merged["game_id"])
+        where = np.minimum(where, sorted_ids.size - 1)
+        mine = sorted_ids[where] == merged["game_id"]  # [m] position belongs to a finished game
+        keep = {key: value[~mine] for key, value in merged.items()}
+        self.chunks = [keep] if keep["game_id"].size else []
+        rows = order[where[mine]]  # [n] index into the finished games
+        to_move = merged["to_move"][mine].astype(np.int64)  # [n]
+        game_winner = np.asarray(winner, dtype=np.int64)[rows]
+        outcome = np.where(game_winner == EMPTY, 1, np.where(game_winner == to_move, 0, 2))
+        value_target = np.eye(3, dtype=np.float32)[outcome]  # [n, 3]
+        sign = np.where(to_move == 1, 1.0, -1.0).astype(np.float32)  # Black is colour 1
+        score_target = np.asarray(margin, dtype=np.float32)[rows] * sign
+        final = np.asarray(stones, dtype=np.int64)[rows]  # [n, C]
+        ownership = np.where(final == EMPTY, 0.0,
+                             np.where(final == to_move[:, None], 1.0, -1.0)).astype(np.float32)
+        count = int(mine.sum())
+        return {
+            "planes": merged["planes"][mine],
+            "globals": merged["globals"][mine],
+            "policy_target": merged["policy_target"][mine],
+            "value_target": value_target,
+            "score_target": score_target,
+            "ownership_target": ownership,
+            "weight": np.ones(count, dtype=np.float32),
+            "legal_mask": merged["legal_mask"][mine],
+            "positions": count,
+        }
+
+
+def to_samples(samples: dict):
+    """The sample dict as validated `catena_zero.data.Samples`."""
+    from catena_zero.data import Samples
+
+    return Samples.create(**{key: samples[key] for key in SAMPLE_KEYS})
+
+
+def _empty_samples(board) -> dict:
+    cells, actions, size = board.num_cells, board.num_actions, board.grid_size
+    return {
+        "planes": np.zeros((0, NUM_PLANES, size, size), dtype=np.uint8),
+        "globals": np.zeros((0, NUM_GLOBALS), dtype=np.float32),
+        "policy_target": np.zeros((0, actions), dtype=np.float32),
+        "value_target": np.zeros((0, 3), dtype=np.float32),
+        "score_target": np.zeros(0, dtype=np.float32),
+        "ownership_target": np.zeros((0, cells), dtype=np.float32),
+        "weight": np.zeros(0, dtype=np.float32),
+        "legal_mask": np.zeros((0, actions), dtype=bool),
+    }
+
+
+def finalise_records(chunks: list[dict], board) -> dict:
+    """Concatenate finished chunks into one sample dict (keys SAMPLE_KEYS)."""
+    chunks = [chunk for chunk in chunks if chunk["positions"]]
+    if not chunks:
+        return _empty_samples(board)
+    return {key: np.concatenate([chunk[key] for chunk in chunks]) for key in SAMPLE_KEYS}
+
+
+def symmetry_augment(samples: dict, board, copies: int, rng: np.random.Generator) -> dict:
+    """Each position stored under `copies` distinct random symmetries of the 12 (k=0 identity).
+
+    Planes are permuted on the board's cells inside the grid; policy by action_symmetries
+    (button fixed); ownership by cell symmetries; globals and scalar targets unchanged.
+    """
+    count = samples["weight"].shape[0]
+    if count == 0:
+        return samples
+    num_symmetries = np.asarray(board.symmetries).shape[0]
+    choice = np.argsort(rng.random((count, num_symmetries)), axis=1)[:, :copies]  # [n, copies]
+    return apply_symmetries(samples, board, np.repeat(np.arange(count), copies),
+                            choice.reshape(-1))
+
+
+def apply_symmetries(samples: dict, board, source: np.ndarray, which: np.ndarray) -> dict:
+    """Sample `source[j]` transformed by symmetry `which[j]`, for j < m.  # source, which [m]"""
+    symmetries = np.asarray(board.symmetries)  # [12, C]
+    # y[..., sym[k]] = x  <=>  y = x[..., inverse[k]]
+    inverse_cells = np.argsort(symmetries, axis=1)[which]  # [m, C]
+    inverse_actions = np.argsort(np.asarray(board.action_symmetries), axis=1)[which]  # [m, A]
+    planes = samples["planes"][source]  # [m, P, H, W] (a fresh array)
+    m, num_planes, height, width = planes.shape
+    flat = planes.reshape(m, num_planes, height * width)
+    grid_index = np.asarray(board.cell_grid_index)  # [C]
+    flat[:, :, grid_index] = np.take_along_axis(flat[:, :, grid_index],
+                                                inverse_cells[:, None, :], axis=2)
+    return {
+        "planes": flat.reshape(m, num_planes, height, width),
+        "globals": samples["globals"][source],
+        "policy_target": np.take_along_axis(samples["policy_target"][source], inverse_actions,
+                                            axis=1),
+        "value_target": samples["value_target"][source],
+        "score_target": samples["score_target"][source],
+        "ownership_target": np.take_along_axis(samples["ownership_target"][source],
+                                               inverse_cells, axis=1),
+        "weight": samples["weight"][source],
+        "legal_mask": np.take_along_axis(samples["legal_mask"][source], inverse_actions, axis=1),
+    }

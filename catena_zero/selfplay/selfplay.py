@@ -1,0 +1,183 @@
+"""Batched self-play: B games advance together, one batched search per move for all of them.
+
+Each move every game draws whether it gets a full search (recorded, trained on) or a cheap
+one (played, not recorded): playout cap randomisation (KataGo). Recorded positions wait in a
+pending buffer until their game ends; then the final targets (win/draw/loss and score margin
+from the side to move's view, final ownership) are filled in for all of them at once. A
+finished game is replaced by a new one with a freshly drawn komi until the requested number
+of games has started, so the batch stays full; then the batch drains.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from catena_zero.mcts.search import search
+from catena_zero.rules import BLACK, EMPTY, Engine, GameState, observe
+from catena_zero.selfplay.config import SelfPlayConfig
+from catena_zero.selfplay.records import (
+    PositionRecords,
+    finalise_records,
+    symmetry_augment,
+    to_samples,
+)
+
+
+@dataclass
+class SelfPlayStats:
+    """What one `play_games` call produced."""
+
+    games: int = 0  # games finished
+    positions: int = 0  # positions recorded (before symmetry copies)
+    moves: int = 0  # moves played in all games (full and cheap searches)
+    evaluations: int = 0  # positions evaluated by the network (sum of search batch x sims)
+    black_wins: int = 0  # finished games won by Black
+    draws: int = 0  # finished games drawn
+    game_lengths: list[int] = field(default_factory=list)  # actions per finished game
+    komis: list[int] = field(default_factory=list)  # komi of each finished game
+    seconds: float = 0.0  # wall-clock time of the call
+
+    @property
+    def black_win_rate(self) -> float:
+        decided = self.games - self.draws
+        return self.black_wins / decided if decided else 0.5
+
+    @property
+    def mean_game_length(self) -> float:
+        return float(np.mean(self.game_lengths)) if self.game_lengths else 0.0
+
+
+class KomiSampler:
+    """Draws integer komis around a fair-komi estimate, with occasional uniform wide draws."""
+
+    def __init__(self, engine: Engine, config: SelfPlayConfig, fair_komi: float | None = None):
+        self.low, self.high = engine.rules.komi_range
+        self.config = config
+        self.fair_komi = float(self.low if fair_komi is None else fair_komi)
+        if config.fixed_komi is not None:
+            engine.rules.validate_komi(config.fixed_komi)
+
+    def sample(self, count: int, rng: np.random.Generator) -> np.ndarray:
+        """Komis for `count` new games.  # [count] int32"""
+        if self.config.fixed_komi is not None:
+            return np.full(count, self.config.fixed_komi, dtype=np.int32)
+        if self.low == self.high:
+            return np.full(count, self.low, dtype=np.int32)
+        centre = rng.normal(self.fair_komi, self.config.komi_spread, size=count)
+        wide = rng.integers(self.low, self.high + 1, size=count)
+        komi = np.where(rng.random(count) < self.config.komi_wide_probability, wide,
+                        np.rint(centre))
+        return np.clip(komi, self.low, self.high).astype(np.int32)
+
+
+class SelfPlay:
+    """Plays batches of self-play games with a batched search and an EvaluateFn."""
+
+    def __init__(self, engine: Engine, evaluate_fn, search_config, config: SelfPlayConfig,
+                 komi_sampler: KomiSampler | None = None):
+        self.engine = engine
+        self.evaluate_fn = evaluate_fn
+        self.config = config
+        self.full_search = dataclasses.replace(search_config,
+                                               num_simulations=config.full_simulations)
+        self.cheap_search = dataclasses.replace(search_config,
+                                                num_simulations=config.cheap_simulations)
+        self.komi_sampler = komi_sampler or KomiSampler(engine, config)
+
+    def play_games(self, num_games: int, rng: np.random.Generator):
+        """Play `num_games` complete games; returns (Samples, SelfPlayStats).
+
+        The Samples hold every full-search position (times `symmetry_copies` when augmenting)
+        with its final targets.
+        """
+        import time
+
+        if num_games < 1:
+            raise ValueError(f"num_games must be >= 1, got {num_games}")
+        start_time = time.perf_counter()
+        engine = self.engine
+        batch = min(self.config.games_in_batch, num_games)
+        state = engine.new_games(batch, komi=self.komi_sampler.sample(batch, rng))
+        game_ids = np.arange(batch)  # [B] serial of the game in each slot
+        started = batch
+        active = np.ones(batch, dtype=bool)  # [B] slot holds a game still to be played
+        records = PositionRecords(engine.rules.board)
+        finished_chunks = []
+        stats = SelfPlayStats()
+        while active.any():
+            slots = np.flatnonzero(active & ~state.terminal)
+            full = rng.random(slots.size) < self.config.full_search_probability
+            actions = np.full(batch, -1, dtype=np.int64)
+            for use_full, search_config in ((True, self.full_search), (False, self.cheap_search)):
+                chosen = slots[full == use_full]
+                if chosen.size == 0:
+                    continue
+                sub_state = state.take(chosen)
+                output = search(engine, sub_state, self.evaluate_fn, search_config, rng)
+                stats.evaluations += chosen.size * (search_config.num_simulations + 1)
+                actions[chosen] = self._select_actions(sub_state, output, rng)
+                if use_full:
+                    planes, globals_ = observe(engine, sub_state)
+                    records.add(planes, globals_, output.policy_target,
+                                engine.legal_actions(sub_state), sub_state.to_move,
+                                game_ids[chosen])
+            engine.step(state, actions)
+            stats.moves += slots.size
+            done = np.flatnonzero(active & state.terminal)
+            if done.size:
+                finished_chunks.append(self._finish(state, done, game_ids, records, stats))
+                still_to_start = num_games - started
+                restart = done[:still_to_start]
+                if restart.size:
+                    fresh = engine.new_games(restart.size,
+                                             komi=self.komi_sampler.sample(restart.size, rng))
+                    state.put(restart, fresh)
+                    game_ids[restart] = np.arange(started, started + restart.size)
+                    started += restart.size
+                active[done[still_to_start:] if still_to_start > 0 else done] = False
+        samples = finalise_records(finished_chunks, engine.rules.board)
+        if self.config.augment_symmetries:
+            samples = symmetry_augment(samples, engine.rules.board, self.config.symmetry_copies,
+                                       rng)
+        stats.seconds = time.perf_counter() - start_time
+        stats.positions = int(sum(chunk["positions"] for chunk in finished_chunks))
+        return to_samples(samples), stats
+
+    def _select_actions(self, state: GameState, output, rng: np.random.Generator) -> np.ndarray:
+        """The search's action, or a sample of its policy target at the scheduled temperature."""
+        actions = np.asarray(output.action).astype(np.int64)  # [n]
+        temperature = np.asarray(self.config.temperature(state.move_number), dtype=np.float64)
+        sample = temperature > 1e-3
+        if not sample.any():
+            return actions
+        policy = np.asarray(output.policy_target, dtype=np.float64)[sample]  # [m, A]
+        legal = self.engine.legal_actions(state.take(np.flatnonzero(sample)))
+        policy = np.where(legal, np.maximum(policy, 0.0), 0.0)
+        # p ** (1 / T) computed in log space so tiny probabilities do not underflow to NaN.
+        with np.errstate(divide="ignore"):
+            logits = np.log(policy) / temperature[sample][:, None]
+        logits -= logits.max(axis=1, keepdims=True)
+        weights = np.where(legal, np.exp(logits), 0.0)
+        weights /= weights.sum(axis=1, keepdims=True)
+        cumulative = np.cumsum(weights, axis=1)
+        draws = rng.random((weights.shape[0], 1))
+        sampled = np.minimum((cumulative < draws).sum(axis=1), weights.shape[1] - 1)
+        actions[sample] = sampled
+        return actions
+
+    def _finish(self, state: GameState, done: np.ndarray, game_ids: np.ndarray,
+                records: PositionRecords, stats: SelfPlayStats) -> dict:
+        """Pop the finished games' pending positions and fill in their final targets."""
+        finished = state.take(done)
+        result = self.engine.result(finished)
+        winner = np.asarray(result.winner)
+        stats.games += done.size
+        stats.black_wins += int((winner == BLACK).sum())
+        stats.draws += int((winner == EMPTY).sum())
+        stats.game_lengths.extend(np.asarray(finished.move_number).tolist())
+        stats.komis.extend(np.asarray(finished.komi).tolist())
+        return records.pop_finished(game_ids[done], winner, np.asarray(result.margin),
+                                    np.asarray(finished.stones))

@@ -1,0 +1,352 @@
+"""Versioned, atomic, checksummed training checkpoints and exact resume.
+
+A checkpoint file is `MAGIC`, a format-version line, the SHA-256 of the payload, then the
+payload (`torch.save` of plain data and tensors, loaded with `weights_only=True`). Each save
+writes a new file `checkpoint-step<step>-iter<iteration>.pt` through a temp file and
+`os.replace`, then deletes all but the newest `keep` files, so the newest good checkpoint is
+never overwritten in place. `load_checkpoint` refuses a truncated, corrupt, foreign or
+wrong-version file with `CheckpointError` before anything is restored.
+
+Example (what `train_loop` does)::
+
+    from catena_zero.train import (Counters, Trainer, build_network, latest_checkpoint,
+                                   load_checkpoint, restore_rng_states, save_checkpoint)
+
+    # fresh run
+    trainer = Trainer(net, train_config, device)
+    counters = Counters()
+    ...
+    save_checkpoint(run_dir / "checkpoints", trainer, counters, config=resolved_config_dict,
+                    rules={"side": 4, "game_type": "komi", "scoring": "standard"},
+                    generators={"selfplay": selfplay_rng}, keep=loop_config.keep_checkpoints)
+
+    # resume=true
+    checkpoint = load_checkpoint(latest_checkpoint(run_dir / "checkpoints"))
+    trainer = Trainer(build_network(checkpoint), TrainConfig.from_dict(checkpoint.train_config),
+                      device)
+    restore_trainer(checkpoint, trainer)                    # model, optimiser, step
+    counters = checkpoint.counters
+    restore_rng_states(checkpoint.rng_states, {"selfplay": selfplay_rng})
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import os
+import random
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from catena_zero.network.model import PolicyValueNet
+from catena_zero.train.trainer import Trainer
+
+CHECKPOINT_FORMAT_VERSION = 1
+MAGIC = b"CATENA-ZERO-CHECKPOINT\n"
+CHECKPOINT_PATTERN = re.compile(r"^checkpoint-step(\d{9,})-iter(\d{6,})\.pt$")
+_PAYLOAD_KEYS = {
+    "model", "optimizer", "trainer_step", "counters", "rng_states", "config", "network",
+    "train_config", "rules", "created_time", "extra",
+}
+
+
+class CheckpointError(ValueError):
+    """A checkpoint is missing, truncated, corrupt, foreign, of another version or mismatched."""
+
+
+@dataclass
+class Counters:
+    step: int = 0  # optimiser steps taken
+    iteration: int = 0  # completed self-play + training iterations
+    games: int = 0  # self-play games finished
+    positions: int = 0  # self-play positions generated (before augmentation)
+
+    def to_dict(self) -> dict[str, int]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class Checkpoint:
+    """Contents of a checkpoint file, as loaded (plain data and tensors)."""
+
+    path: Path
+    format_version: int
+    model_state: dict[str, torch.Tensor]  # net.state_dict()
+    optimizer_state: dict[str, Any]  # optimizer.state_dict()
+    trainer_step: int  # Trainer.step (drives the lr schedule)
+    counters: Counters
+    rng_states: dict[str, Any]  # see capture_rng_states
+    config: Any  # the run's resolved config, plain data (dict or YAML text)
+    network_args: dict[str, Any]  # PolicyValueNet.init_args (shapes + NetworkConfig dict)
+    train_config: dict[str, Any]  # TrainConfig.to_dict()
+    rules: dict[str, Any]  # e.g. {"side": 4, "game_type": "komi", "scoring": "standard"}
+    created_time: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def net(self) -> PolicyValueNet:
+        """The network with the checkpoint's weights (built on first access, then cached)."""
+        cached = self.__dict__.get("_net")
+        if cached is None:
+            cached = build_network(self)
+            self.__dict__["_net"] = cached
+        return cached
+
+
+def _plain(value: Any) -> Any:
+    """Replace numpy arrays/scalars inside nested containers by tagged lists / Python scalars."""
+    if isinstance(value, np.ndarray):
+        return {"__ndarray__": value.tolist(), "dtype": str(value.dtype)}
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_plain(item) for item in value)
+    return value
+
+
+def _unplain(value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {"__ndarray__", "dtype"}:
+            return np.asarray(value["__ndarray__"], dtype=value["dtype"])
+        return {key: _unplain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_unplain(item) for item in value)
+    return value
+
+
+def capture_rng_states(generators: dict[str, np.random.Generator] | None = None) -> dict[str, Any]:
+    """States of python `random`, numpy's global RNG, torch (CPU and CUDA) and `generators`."""
+    states: dict[str, Any] = {
+        "python": random.getstate(),
+        "numpy_global": _plain(np.random.get_state(legacy=False)),
+        "torch": torch.get_rng_state(),
+        "torch_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+        "generators": {
+            name: _plain(generator.bit_generator.state)
+            for name, generator in (generators or {}).items()
+        },
+    }
+    return states
+
+
+def restore_rng_states(
+    states: dict[str, Any], generators: dict[str, np.random.Generator] | None = None
+) -> None:
+    """Inverse of `capture_rng_states`; each of `generators` must have a saved state."""
+    missing = sorted(set(generators or {}) - set(states["generators"]))
+    if missing:
+        raise CheckpointError(f"checkpoint holds no RNG state for generator(s) {missing}")
+    python_state = states["python"]
+    random.setstate((python_state[0], tuple(python_state[1]), python_state[2]))
+    np.random.set_state(_unplain(states["numpy_global"]))
+    torch.set_rng_state(states["torch"])
+    if states["torch_cuda"] and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(states["torch_cuda"])
+    for name, generator in (generators or {}).items():
+        generator.bit_generator.state = _unplain(states["generators"][name])
+
+
+def checkpoint_filename(step: int, iteration: int) -> str:
+    return f"checkpoint-step{step:09d}-iter{iteration:06d}.pt"
+
+
+def list_checkpoints(directory: str | os.PathLike) -> list[Path]:
+    """Checkpoint files in `directory`, oldest first by (step, iteration); never temp files."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        return []
+    found = []
+    for path in directory.iterdir():
+        match = CHECKPOINT_PATTERN.match(path.name)
+        if match and path.is_file():
+            found.append(((int(match.group(1)), int(match.group(2))), path))
+    return [path for _, path in sorted(found)]
+
+
+def latest_checkpoint(directory: str | os.PathLike) -> Path | None:
+    """The newest checkpoint file in `directory`, or None when there is none."""
+    paths = list_checkpoints(directory)
+    return paths[-1] if paths else None
+
+
+def save_checkpoint(
+    directory: str | os.PathLike,
+    trainer: Trainer,
+    counters: Counters,
+    *,
+    config: Any,
+    rules: dict[str, Any],
+    generators: dict[str, np.random.Generator] | None = None,
+    extra: dict[str, Any] | None = None,
+    keep: int = 3,
+) -> Path:
+    """Write a new checkpoint atomically into `directory`; returns its path.
+
+    `counters.step` is set from `trainer.step`. `config` (e.g. the resolved config as a dict
+    or YAML text), `rules` and `extra` must be plain data (dicts, lists, str, numbers, bool,
+    None, numpy arrays; tensors too in `extra`). The `keep` newest checkpoint files are kept
+    and older ones deleted (0 keeps all); the new file is never among the deleted.
+    """
+    if not isinstance(trainer.net, PolicyValueNet):
+        raise ValueError(f"save_checkpoint needs a PolicyValueNet, got {type(trainer.net)}")
+    if not isinstance(keep, int) or keep < 0:
+        raise ValueError(f"keep must be an int >= 0 (0 = keep all), got {keep!r}")
+    counters = dataclasses.replace(counters, step=trainer.step)
+    payload = {
+        "model": {k: v.detach().cpu() for k, v in trainer.net.state_dict().items()},
+        "optimizer": _to_cpu(trainer.optimizer.state_dict()),
+        "trainer_step": trainer.step,
+        "counters": counters.to_dict(),
+        "rng_states": capture_rng_states(generators),
+        "config": _plain(config),
+        "network": trainer.net.init_args,
+        "train_config": trainer.config.to_dict(),
+        "rules": _plain(rules),
+        "created_time": time.time(),
+        "extra": _plain(extra or {}),
+    }
+    buffer = io.BytesIO()
+    torch.save(payload, buffer)
+    body = buffer.getvalue()
+    header = MAGIC + f"{CHECKPOINT_FORMAT_VERSION}\n".encode() + (
+        hashlib.sha256(body).hexdigest().encode() + b"\n"
+    )
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / checkpoint_filename(counters.step, counters.iteration)
+    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(temporary, "wb") as handle:
+            handle.write(header)
+            handle.write(body)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    finally:
+        if temporary.exists():
+            temporary.unlink()
+    if keep:
+        for old in list_checkpoints(directory)[:-keep]:
+            if old != path:
+                old.unlink(missing_ok=True)
+    return path
+
+
+def _to_cpu(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu()
+    if isinstance(value, dict):
+        return {key: _to_cpu(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_to_cpu(item) for item in value)
+    return value
+
+
+def load_checkpoint(path: str | os.PathLike | None, map_location: str = "cpu") -> Checkpoint:
+    """Read and verify a checkpoint. Raises CheckpointError on any defect (nothing restored)."""
+    if path is None:
+        raise CheckpointError("no checkpoint to load (latest_checkpoint found none)")
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise CheckpointError(f"cannot read checkpoint {str(path)!r}: {error}") from None
+    if not data.startswith(MAGIC):
+        raise CheckpointError(f"{str(path)!r} is not a catena_zero checkpoint (bad magic)")
+    rest = data[len(MAGIC):]
+    version_line, _, rest = rest.partition(b"\n")
+    digest_line, _, body = rest.partition(b"\n")
+    try:
+        version = int(version_line)
+    except ValueError:
+        raise CheckpointError(f"checkpoint {str(path)!r} has a damaged header") from None
+    if version != CHECKPOINT_FORMAT_VERSION:
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} has format version {version}, this code reads version"
+            f" {CHECKPOINT_FORMAT_VERSION}"
+        )
+    if hashlib.sha256(body).hexdigest().encode() != digest_line:
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} is truncated or corrupt (SHA-256 mismatch,"
+            f" {len(data)} bytes)"
+        )
+    try:
+        payload = torch.load(io.BytesIO(body), map_location=map_location, weights_only=True)
+    except Exception as error:  # the digest matched, so this is a foreign or damaged writer
+        raise CheckpointError(f"checkpoint {str(path)!r} cannot be unpickled: {error}") from None
+    if not isinstance(payload, dict) or set(payload) != _PAYLOAD_KEYS:
+        keys = sorted(payload) if isinstance(payload, dict) else type(payload).__name__
+        raise CheckpointError(f"checkpoint {str(path)!r} has unexpected contents {keys}")
+    try:
+        counters = Counters(**payload["counters"])
+    except TypeError as error:
+        raise CheckpointError(f"checkpoint {str(path)!r} has bad counters: {error}") from None
+    return Checkpoint(
+        path=path,
+        format_version=version,
+        model_state=payload["model"],
+        optimizer_state=payload["optimizer"],
+        trainer_step=int(payload["trainer_step"]),
+        counters=counters,
+        rng_states=payload["rng_states"],
+        config=_unplain(payload["config"]),
+        network_args=payload["network"],
+        train_config=payload["train_config"],
+        rules=_unplain(payload["rules"]),
+        created_time=float(payload["created_time"]),
+        extra=_unplain(payload["extra"]),
+    )
+
+
+def build_network(checkpoint: Checkpoint, load_weights: bool = True) -> PolicyValueNet:
+    """A PolicyValueNet with the checkpoint's shapes and config (and weights)."""
+    try:
+        net = PolicyValueNet.from_init_args(checkpoint.network_args)
+    except (KeyError, TypeError, ValueError) as error:
+        raise CheckpointError(
+            f"checkpoint {str(checkpoint.path)!r} has a bad network description: {error}"
+        ) from None
+    if load_weights:
+        _check_model_state(net, checkpoint)
+        net.load_state_dict(checkpoint.model_state)
+    return net
+
+
+def _check_model_state(net: torch.nn.Module, checkpoint: Checkpoint) -> None:
+    expected = {key: tuple(value.shape) for key, value in net.state_dict().items()}
+    found = {key: tuple(value.shape) for key, value in checkpoint.model_state.items()}
+    if expected != found:
+        differing = sorted(set(expected) ^ set(found)) or sorted(
+            key for key in expected if expected[key] != found[key]
+        )
+        raise CheckpointError(
+            f"checkpoint {str(checkpoint.path)!r} does not fit this network:"
+            f" mismatched tensors {differing[:5]}"
+        )
+
+
+def restore_trainer(checkpoint: Checkpoint, trainer: Trainer) -> None:
+    """Load model weights, optimiser state and step into `trainer` (checked first)."""
+    _check_model_state(trainer.net, checkpoint)
+    saved_groups = checkpoint.optimizer_state.get("param_groups", [])
+    groups = trainer.optimizer.param_groups
+    if len(saved_groups) != len(groups) or any(
+        len(saved["params"]) != len(group["params"])
+        for saved, group in zip(saved_groups, groups, strict=False)
+    ):
+        raise CheckpointError(
+            f"checkpoint {str(checkpoint.path)!r} optimiser state does not fit this network"
+        )
+    trainer.load_state_dict(
+        {"model": checkpoint.model_state, "optimizer": checkpoint.optimizer_state,
+         "step": checkpoint.trainer_step}
+    )

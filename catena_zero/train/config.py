@@ -1,0 +1,116 @@
+"""Optimiser, schedule, loss and replay settings (registered with Hydra by `catena_zero.cli`).
+
+Example::
+
+    from catena_zero.train.config import TrainConfig
+    config = TrainConfig(learning_rate=2e-3, batch_size=256, steps_per_iteration=100)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEDULES = ("constant", "cosine", "step")
+
+
+@dataclass
+class TrainConfig:
+    learning_rate: float = 2e-3  # peak AdamW learning rate (after warmup)
+    weight_decay: float = 1e-4  # AdamW decoupled weight decay on conv/linear weights only
+    adam_beta1: float = 0.9  # AdamW first-moment decay
+    adam_beta2: float = 0.999  # AdamW second-moment decay
+    batch_size: int = 256  # samples per optimiser step
+    steps_per_iteration: int = 100  # optimiser steps between two self-play phases
+    lr_schedule: str = "cosine"  # "constant", "cosine" (down to min_lr_fraction) or "step"
+    warmup_steps: int = 200  # linear warmup from 0 over this many steps
+    total_steps: int = 100_000  # horizon of the cosine schedule (constant at the floor after)
+    min_lr_fraction: float = 0.05  # cosine floor as a fraction of learning_rate
+    step_milestones: list[int] = field(default_factory=list)  # "step": steps where lr *= step_gamma
+    step_gamma: float = 0.1  # "step": factor applied at each milestone
+    policy_weight: float = 1.0  # weight of the policy cross-entropy
+    value_weight: float = 1.0  # weight of the win/draw/loss cross-entropy
+    score_weight: float = 0.05  # weight of the score-margin Huber loss
+    ownership_weight: float = 0.1  # weight of the ownership loss (mean over cells)
+    score_loss_scale: float = 10.0  # margin points that make one unit of the Huber loss
+    score_huber_delta: float = 1.0  # Huber delta in scaled units (quadratic inside, linear out)
+    grad_clip_norm: float = 5.0  # clip the global gradient norm to this (0 = off)
+    mixed_precision: bool = True  # bfloat16 autocast for training on CUDA (ignored on CPU)
+    window_samples: int = 250_000  # replay window: newest trained samples kept
+    min_window_samples: int = 2_000  # train only once the window holds this many samples
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        positive_floats = ("learning_rate", "score_loss_scale", "score_huber_delta")
+        for name in positive_floats:
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+                raise ValueError(f"TrainConfig.{name} must be a finite number > 0, got {value!r}")
+        non_negative = (
+            "weight_decay", "policy_weight", "value_weight", "score_weight",
+            "ownership_weight", "grad_clip_norm",
+        )
+        for name in non_negative:
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+                raise ValueError(f"TrainConfig.{name} must be a finite number >= 0, got {value!r}")
+        for name in ("adam_beta1", "adam_beta2", "min_lr_fraction", "step_gamma"):
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or not 0 <= value <= 1:
+                raise ValueError(f"TrainConfig.{name} must be in [0, 1], got {value!r}")
+        positive_ints = ("batch_size", "steps_per_iteration", "total_steps", "window_samples")
+        for name in positive_ints:
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"TrainConfig.{name} must be an int >= 1, got {value!r}")
+        for name in ("warmup_steps", "min_window_samples"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"TrainConfig.{name} must be an int >= 0, got {value!r}")
+        if self.lr_schedule not in SCHEDULES:
+            raise ValueError(
+                f"TrainConfig.lr_schedule must be one of {SCHEDULES}, got {self.lr_schedule!r}"
+            )
+        milestones = list(self.step_milestones)
+        if any(not isinstance(m, int) or m < 0 for m in milestones) or milestones != sorted(
+            milestones
+        ):
+            raise ValueError(
+                f"TrainConfig.step_milestones must be increasing ints >= 0, got {milestones!r}"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        values = dataclasses.asdict(self)
+        values["step_milestones"] = list(values["step_milestones"])
+        return values
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> TrainConfig:
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown TrainConfig key(s): {', '.join(unknown)}")
+        return cls(**values)
+
+
+def learning_rate_at(step: int, config: TrainConfig) -> float:
+    """Learning rate for optimiser step `step` (0-based): warmup, then the chosen schedule.
+
+    A pure function of the step, so resuming needs only the step counter.
+    """
+    peak = config.learning_rate
+    if config.warmup_steps and step < config.warmup_steps:
+        return peak * (step + 1) / config.warmup_steps
+    if config.lr_schedule == "constant":
+        return peak
+    if config.lr_schedule == "step":
+        passed = sum(1 for milestone in config.step_milestones if step >= milestone)
+        return peak * config.step_gamma**passed
+    span = max(config.total_steps - config.warmup_steps, 1)
+    progress = min(max(step - config.warmup_steps, 0) / span, 1.0)
+    floor = config.min_lr_fraction
+    return peak * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))

@@ -1,0 +1,57 @@
+"""Configs of the alternating self-play / training loop (`catena_zero.train.loop`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from catena_zero.mcts.config import SearchConfig
+from catena_zero.network.config import NetworkConfig
+from catena_zero.rules import Rules
+from catena_zero.selfplay.config import SelfPlayConfig
+from catena_zero.train.config import TrainConfig
+
+
+@dataclass(frozen=True)
+class LoopConfig:
+    """The loop's own settings (top-level keys of configs/train.yaml)."""
+
+    run_dir: str | None = None  # output directory; None -> runs/train-<UTC time> (set by the CLI)
+    resume: bool = False  # continue the run in run_dir from its newest checkpoint, exactly
+    seed: int = 0  # seeds numpy and torch; a resumed run restores RNG states instead
+    device: str = "auto"  # auto | cpu | cuda
+    iterations: int = 200  # self-play + training rounds; 0 = until max_minutes
+    max_minutes: float = 0.0  # wall-clock budget in minutes (this process); 0 = none
+    games_per_iteration: int = 128  # complete self-play games per iteration (one shard)
+    checkpoint_every: int = 1  # write a checkpoint every this many iterations
+    keep_checkpoints: int = 3  # newest checkpoints kept on disk (0 = keep all)
+    progress: bool = True  # tqdm progress bar with positions/s
+    tensorboard: bool = True  # TensorBoard logs in <run_dir>/tensorboard
+
+    def __post_init__(self) -> None:
+        if self.iterations < 0:
+            raise ValueError(f"iterations must be >= 0, got {self.iterations}")
+        if self.max_minutes < 0:
+            raise ValueError(f"max_minutes must be >= 0, got {self.max_minutes}")
+        if self.iterations == 0 and self.max_minutes == 0:
+            raise ValueError("iterations=0 needs max_minutes > 0 (else the run never ends)")
+        for name in ("games_per_iteration", "checkpoint_every"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.keep_checkpoints < 0:
+            raise ValueError(f"keep_checkpoints must be >= 0, got {self.keep_checkpoints}")
+        if self.device not in ("auto", "cpu", "cuda") and not self.device.startswith("cuda:"):
+            raise ValueError(f"device must be auto, cpu or cuda[:N], got {self.device!r}")
+
+
+@dataclass(frozen=True)
+class TrainLoopConfig:
+    """Everything `train_loop` needs; `resolved_config` is the composed config as plain data
+    (stored in checkpoints for provenance)."""
+
+    rules: Rules
+    network: NetworkConfig
+    search: SearchConfig
+    selfplay: SelfPlayConfig
+    train: TrainConfig
+    loop: LoopConfig = field(default_factory=LoopConfig)
+    resolved_config: dict = field(default_factory=dict)

@@ -1,0 +1,192 @@
+"""AdamW training of the policy-value net on `Samples` minibatches.
+
+Example::
+
+    from catena_zero.train import Trainer, TrainConfig
+    trainer = Trainer(net, TrainConfig(batch_size=256), device="auto")
+    window.refresh()
+    metrics = trainer.train_steps(window.batches(100, 256, rng))
+    metrics.as_dict()    # {"loss/total": ..., "loss/policy": ..., "lr": ..., "samples_per_s": ...}
+    trainer.step         # optimiser steps taken so far (drives the lr schedule)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+from catena_zero.data.samples import Samples
+from catena_zero.network.device import resolve_device
+from catena_zero.train.config import TrainConfig, learning_rate_at
+from catena_zero.train.losses import LossWeights, TargetBatch, compute_losses
+
+
+@dataclass
+class TrainMetrics:
+    """Means over the optimiser steps of one `train_steps` call."""
+
+    steps: int  # optimiser steps taken in this call
+    samples: int  # samples seen in this call
+    seconds: float  # wall time of this call
+    samples_per_second: float  # samples / seconds
+    learning_rate: float  # learning rate of the last step
+    loss_total: float  # weighted total loss
+    loss_policy: float  # policy cross-entropy (nats)
+    loss_value: float  # win/draw/loss cross-entropy (nats)
+    loss_score: float  # Huber on scaled margins
+    loss_ownership: float  # ownership cross-entropy per cell (nats)
+    grad_norm: float  # global gradient norm before clipping
+
+    def as_dict(self) -> dict[str, float]:
+        """Flat names for TensorBoard / logs."""
+        values = asdict(self)
+        return {
+            ("loss/" + k[len("loss_"):] if k.startswith("loss_") else k): float(v)
+            for k, v in values.items()
+        }
+
+
+def _parameter_groups(net: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
+    """Weight decay on conv and linear weights only (not on norms and biases)."""
+    decay, no_decay = [], []
+    for name, parameter in net.named_parameters():
+        if not parameter.requires_grad:
+            continue
+        (decay if parameter.dim() > 1 and name.endswith("weight") else no_decay).append(parameter)
+    return [
+        {"params": decay, "weight_decay": weight_decay},
+        {"params": no_decay, "weight_decay": 0.0},
+    ]
+
+
+class Trainer:
+    """Owns the optimiser and the step counter of one network.
+
+    `train_steps` leaves the net in the train/eval mode it found it in. The learning rate is
+    a pure function of `step` (see `learning_rate_at`), so `state_dict` holds all of it.
+    """
+
+    def __init__(self, net: nn.Module, config: TrainConfig, device: str | torch.device = "auto"):
+        config.validate()
+        self.config = config
+        self.device = resolve_device(device)
+        self.net = net.to(self.device)
+        self.optimizer = torch.optim.AdamW(
+            _parameter_groups(self.net, config.weight_decay),
+            lr=learning_rate_at(0, config),
+            betas=(config.adam_beta1, config.adam_beta2),
+        )
+        self.step = 0
+        self.loss_weights = LossWeights(
+            policy=config.policy_weight,
+            value=config.value_weight,
+            score=config.score_weight,
+            ownership=config.ownership_weight,
+            score_scale=config.score_loss_scale,
+            huber_delta=config.score_huber_delta,
+        )
+        use_autocast = (
+            config.mixed_precision
+            and self.device.type == "cuda"
+            and torch.cuda.is_bf16_supported()
+        )
+        self.autocast_dtype = torch.bfloat16 if use_autocast else None
+
+    def _to_device(self, samples: Samples) -> tuple[torch.Tensor, torch.Tensor, TargetBatch]:
+        def tensor(array, dtype=torch.float32):
+            return torch.from_numpy(array).to(self.device, non_blocking=True).to(dtype)
+
+        targets = TargetBatch(
+            policy=tensor(samples.policy_target),
+            value=tensor(samples.value_target),
+            score=tensor(samples.score_target),
+            ownership=tensor(samples.ownership_target),
+            legal=tensor(samples.legal_mask, torch.bool),
+            weight=tensor(samples.weight),
+        )
+        return tensor(samples.planes), tensor(samples.globals), targets
+
+    def train_step(self, batch: Samples) -> dict[str, torch.Tensor]:
+        """One optimiser step on `batch`; returns the detached losses and gradient norm."""
+        if len(batch) == 0:
+            raise ValueError("train_step got an empty batch")
+        planes, globals_, targets = self._to_device(batch)
+        learning_rate = learning_rate_at(self.step, self.config)
+        for group in self.optimizer.param_groups:
+            group["lr"] = learning_rate
+        self.optimizer.zero_grad(set_to_none=True)
+        if self.autocast_dtype is not None:
+            with torch.autocast(device_type=self.device.type, dtype=self.autocast_dtype):
+                output = self.net(planes, globals_)
+        else:
+            output = self.net(planes, globals_)
+        losses = compute_losses(output, targets, self.loss_weights)
+        if not torch.isfinite(losses.total):
+            raise FloatingPointError(
+                f"non-finite training loss {losses.total.item()} at step {self.step}"
+                f" (policy {losses.policy.item()}, value {losses.value.item()},"
+                f" score {losses.score.item()}, ownership {losses.ownership.item()})"
+            )
+        losses.total.backward()
+        max_norm = self.config.grad_clip_norm if self.config.grad_clip_norm > 0 else float("inf")
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.net.parameters(), max_norm)
+        self.optimizer.step()
+        self.step += 1
+        return {
+            "total": losses.total.detach(),
+            "policy": losses.policy.detach(),
+            "value": losses.value.detach(),
+            "score": losses.score.detach(),
+            "ownership": losses.ownership.detach(),
+            "grad_norm": grad_norm.detach(),
+        }
+
+    def train_steps(self, batches: Iterable[Samples]) -> TrainMetrics:
+        """One optimiser step per batch; returns mean metrics over them."""
+        was_training = self.net.training
+        self.net.train()
+        start = time.perf_counter()
+        sums: dict[str, torch.Tensor] = {}
+        steps = samples = 0
+        try:
+            for batch in batches:
+                values = self.train_step(batch)
+                for key, value in values.items():
+                    sums[key] = sums[key] + value if key in sums else value
+                steps += 1
+                samples += len(batch)
+        finally:
+            self.net.train(was_training)
+        seconds = time.perf_counter() - start
+        means = {key: float(value) / steps for key, value in sums.items()} if steps else {}
+        return TrainMetrics(
+            steps=steps,
+            samples=samples,
+            seconds=seconds,
+            samples_per_second=samples / seconds if seconds > 0 else 0.0,
+            learning_rate=learning_rate_at(max(self.step - 1, 0), self.config),
+            loss_total=means.get("total", float("nan")),
+            loss_policy=means.get("policy", float("nan")),
+            loss_value=means.get("value", float("nan")),
+            loss_score=means.get("score", float("nan")),
+            loss_ownership=means.get("ownership", float("nan")),
+            grad_norm=means.get("grad_norm", float("nan")),
+        )
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.net.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "step": self.step,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore model, optimiser and step (strict: every key must match)."""
+        self.net.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.step = int(state["step"])

@@ -1,0 +1,173 @@
+"""Self-play benchmark: batched self-play against its hardware bound and a one-game baseline.
+
+For each preset network (side4, side6 by default), with the preset's self-play settings and a
+freshly initialised net:
+  (a) batched self-play (`catena_zero.selfplay.SelfPlay`): positions/s (moves played, full
+      and cheap searches) and network evaluations/s (positions through the net);
+  (b) the raw network on random inputs at the batch size (a) actually used (mean positions
+      per network call): positions/s, the hardware bound;
+  (c) one game at a time with the Python MCTS (`catena_zero.mcts.single_game`), the same net
+      and the same full/cheap simulation mix: positions/s.
+Ratios: (a)/(b) = network evaluations/s of (a) over (b) (search, engine and data cost
+1 - ratio of the time), and (a)/(c) = positions/s over positions/s. Each figure is the median
+of --repeats runs. Prints a table, then JSON (also written to --json).
+
+    python scripts/bench_selfplay.py                       # side4 and side6, 1 torch thread
+    python scripts/bench_selfplay.py --presets side4 --repeats 3 --json bench.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
+
+from bench_network import measure_throughput  # noqa: E402
+
+from catena_zero.cli.common import compose  # noqa: E402
+from catena_zero.cli.train import build_config  # noqa: E402
+from catena_zero.mcts.single_game import single_game_search  # noqa: E402
+from catena_zero.network import PolicyValueNet, count_parameters  # noqa: E402
+from catena_zero.rules import NUM_GLOBALS, NUM_PLANES, Engine  # noqa: E402
+from catena_zero.selfplay.evaluator import NetworkEvaluator  # noqa: E402
+from catena_zero.selfplay.selfplay import SelfPlay  # noqa: E402
+
+
+def build(preset: str, overrides: list[str]):
+    """(engine, net, TrainLoopConfig) of a preset with a fresh network."""
+    config = build_config(compose("train", [f"preset={preset}", *overrides]))
+    engine = Engine(config.rules)
+    board = config.rules.board
+    net = PolicyValueNet(NUM_PLANES, NUM_GLOBALS, board.grid_size, board.cell_grid_index,
+                         config.network)
+    return engine, net, config
+
+
+def measure_batched(engine, net, config, games: int, seed: int) -> dict:
+    """(a): one `play_games(games)` call of batched self-play."""
+    evaluator = NetworkEvaluator(net, engine, "cpu")
+    selfplay = SelfPlay(engine, evaluator, config.search, config.selfplay)
+    start = time.perf_counter()
+    _, stats = selfplay.play_games(games, np.random.default_rng(seed))
+    seconds = time.perf_counter() - start
+    return {
+        "positions_per_s": stats.moves / seconds,
+        "evaluations_per_s": evaluator.positions / seconds,
+        "mean_network_batch": evaluator.positions / max(evaluator.calls, 1),
+        "games": stats.games,
+        "moves": stats.moves,
+        "seconds": seconds,
+    }
+
+
+def measure_single_game(engine, net, config, seconds: float, seed: int) -> dict:
+    """(c): one game at a time, move by move, with the Python MCTS (same simulation mix)."""
+    evaluator = NetworkEvaluator(net, engine, "cpu")
+    rng = np.random.default_rng(seed)
+    selfplay_config = config.selfplay
+    full = dataclasses.replace(config.search, num_simulations=selfplay_config.full_simulations)
+    cheap = dataclasses.replace(config.search, num_simulations=selfplay_config.cheap_simulations)
+    state = engine.new_games(1, komi=0)
+    moves = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds or moves < 3:
+        if state.terminal[0]:
+            state = engine.new_games(1, komi=0)
+        use_full = rng.random() < selfplay_config.full_search_probability
+        output = single_game_search(engine, state, evaluator, full if use_full else cheap, rng)
+        engine.step(state, np.array([output.action]))
+        moves += 1
+    elapsed = time.perf_counter() - start
+    return {"positions_per_s": moves / elapsed, "moves": moves, "seconds": elapsed}
+
+
+def bench_preset(preset: str, args) -> dict:
+    engine, net, config = build(preset, args.override)
+    games = args.games or 2 * config.selfplay.games_in_batch
+    batched = [measure_batched(engine, net, config, games, args.seed + i)
+               for i in range(args.repeats)]
+    batch = max(1, round(float(np.median([run["mean_network_batch"] for run in batched]))))
+    raw = [measure_throughput(net, batch, "cpu", args.raw_seconds, seed=args.seed + i)
+           for i in range(args.repeats)]
+    single = [measure_single_game(engine, net, config, args.single_seconds, args.seed + i)
+              for i in range(args.repeats)]
+    a_positions = float(np.median([run["positions_per_s"] for run in batched]))
+    a_evaluations = float(np.median([run["evaluations_per_s"] for run in batched]))
+    b_rate = float(np.median(raw))
+    c_rate = float(np.median([run["positions_per_s"] for run in single]))
+    return {
+        "preset": preset,
+        "side": config.rules.board.side,
+        "network": f"{config.network.blocks}x{config.network.channels}",
+        "parameters": count_parameters(net),
+        "games_in_batch": config.selfplay.games_in_batch,
+        "simulations_full_cheap": [config.selfplay.full_simulations,
+                                   config.selfplay.cheap_simulations],
+        "full_search_probability": config.selfplay.full_search_probability,
+        "algorithm": config.search.algorithm,
+        "mean_network_batch": batch,
+        "a_selfplay_positions_per_s": a_positions,
+        "a_selfplay_evaluations_per_s": a_evaluations,
+        "b_raw_network_positions_per_s": b_rate,
+        "c_single_game_positions_per_s": c_rate,
+        "ratio_a_over_b": a_evaluations / b_rate,
+        "ratio_a_over_c": a_positions / c_rate,
+        "runs": {"a": batched, "b": raw, "c": single},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--presets", nargs="+", default=["side4", "side6"])
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per figure (median)")
+    parser.add_argument("--games", type=int, default=0,
+                        help="games per batched run (0 = 2 x games_in_batch)")
+    parser.add_argument("--raw-seconds", type=float, default=2.0, help="timed seconds of (b)")
+    parser.add_argument("--single-seconds", type=float, default=10.0,
+                        help="timed seconds of (c)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", default="", help="also write the JSON here")
+    parser.add_argument("--override", nargs="*", default=[],
+                        help="extra Hydra overrides for the train config, e.g. "
+                             "selfplay.games_in_batch=128")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    results = [bench_preset(preset, args) for preset in args.presets]
+    header = (f"{'preset':<8}{'net':>7}{'B':>5}{'sims':>7}{'batch':>7}{'(a) pos/s':>11}"
+              f"{'(a) eval/s':>12}{'(b) raw/s':>11}{'(c) pos/s':>11}{'a/b':>7}{'a/c':>8}")
+    print(f"torch threads={args.threads}, cpu count={os.cpu_count()}, medians of "
+          f"{args.repeats} runs")
+    print(header)
+    for r in results:
+        sims = "/".join(str(s) for s in r["simulations_full_cheap"])
+        print(f"{r['preset']:<8}{r['network']:>7}{r['games_in_batch']:>5}{sims:>7}"
+              f"{r['mean_network_batch']:>7}{r['a_selfplay_positions_per_s']:>11.1f}"
+              f"{r['a_selfplay_evaluations_per_s']:>12.0f}"
+              f"{r['b_raw_network_positions_per_s']:>11.0f}"
+              f"{r['c_single_game_positions_per_s']:>11.2f}{r['ratio_a_over_b']:>7.2f}"
+              f"{r['ratio_a_over_c']:>8.1f}")
+    text = json.dumps({"threads": args.threads, "repeats": args.repeats, "results": results},
+                      indent=2)
+    print(text)
+    if args.json:
+        temporary = Path(f"{args.json}.tmp-{os.getpid()}")
+        temporary.write_text(text + "\n")
+        os.replace(temporary, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,134 @@
+"""Champion registry: history, compare-and-set, concurrent writers, crashes, corrupt files."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from catena_zero.arena.registry import (
+    ChampionEntry,
+    ChampionRegistry,
+    RegistryCorruptError,
+    StaleChampionError,
+    Track,
+)
+
+TRACK = Track(4, "komi", "standard")
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_promotions_keep_history_and_previous(tmp_path):
+    registry = ChampionRegistry(tmp_path / "champions.json")
+    assert registry.champion(TRACK) is None and registry.history(TRACK) == []
+    registry.promote(TRACK, ChampionEntry("a.pt", step=10, reason="first"))
+    registry.promote(TRACK, ChampionEntry("b.pt", step=20, reason="threshold", score=0.6,
+                                          games=100))
+    other = Track(6, "double", "longest")
+    registry.promote(other, ChampionEntry("c.pt", step=5))
+    assert registry.champion(TRACK).checkpoint == "b.pt"
+    assert registry.champion(TRACK).previous == "a.pt"
+    assert [e.checkpoint for e in registry.history(TRACK)] == ["a.pt", "b.pt"]
+    assert registry.champion(other).checkpoint == "c.pt"
+    assert registry.tracks() == sorted([TRACK.key, other.key])
+    document = json.loads((tmp_path / "champions.json").read_text())
+    assert document["format_version"] == 1
+
+
+def test_compare_and_set_refuses_a_stale_promotion(tmp_path):
+    path = tmp_path / "champions.json"
+    registry = ChampionRegistry(path)
+    registry.promote(TRACK, ChampionEntry("a.pt"), expected_previous=None)
+    before = path.read_bytes()
+    with pytest.raises(StaleChampionError, match="a.pt"):
+        registry.promote(TRACK, ChampionEntry("b.pt"), expected_previous="old.pt")
+    assert path.read_bytes() == before
+    registry.promote(TRACK, ChampionEntry("b.pt"), expected_previous="a.pt")
+    assert registry.champion(TRACK).checkpoint == "b.pt"
+
+
+@pytest.mark.parametrize("content", [
+    "{not json", '{"format": "something else", "format_version": 1, "tracks": {}}',
+    '{"format": "catena_zero.champion_registry", "format_version": 99, "tracks": {}}',
+    '{"format": "catena_zero.champion_registry", "format_version": 1, '
+    '"tracks": {"x": {"history": [{"step": 3}]}}}',
+])
+def test_corrupt_file_is_refused_and_never_overwritten(tmp_path, content):
+    path = tmp_path / "champions.json"
+    path.write_text(content)
+    registry = ChampionRegistry(path)
+    with pytest.raises(RegistryCorruptError, match="champions.json"):
+        registry.champion(TRACK)
+    with pytest.raises(RegistryCorruptError):
+        registry.promote(TRACK, ChampionEntry("a.pt"))
+    assert path.read_text() == content
+
+
+def test_bad_track_and_entry_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="11"):
+        Track(11, "komi", "standard")
+    with pytest.raises(ValueError, match="blitz"):
+        Track(6, "blitz", "standard")
+    with pytest.raises(ValueError, match="checkpoint"):
+        ChampionRegistry(tmp_path / "r.json").promote(TRACK, ChampionEntry(""))
+    assert not (tmp_path / "r.json").exists()
+
+
+def _promote_many(path: str, writer: int, count: int) -> None:
+    registry = ChampionRegistry(path)
+    for index in range(count):
+        registry.promote(TRACK, ChampionEntry(f"w{writer}-{index}.pt", step=index))
+
+
+def test_concurrent_writers_in_processes_lose_nothing(tmp_path):
+    path = str(tmp_path / "champions.json")
+    writers, each = 4, 15
+    context = multiprocessing.get_context("fork")
+    processes = [context.Process(target=_promote_many, args=(path, w, each))
+                 for w in range(writers)]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(60)
+        assert process.exitcode == 0
+    history = ChampionRegistry(path).history(TRACK)
+    assert len(history) == writers * each
+    assert len({e.checkpoint for e in history}) == writers * each
+    # Each promotion saw the one before it as the champion it replaced.
+    for earlier, later in zip(history, history[1:], strict=False):
+        assert later.previous == earlier.checkpoint
+    for writer in range(writers):  # every writer's own promotions keep their order
+        steps = [e.step for e in history if e.checkpoint.startswith(f"w{writer}-")]
+        assert steps == list(range(each))
+
+
+def test_crash_mid_write_leaves_the_old_file_readable(tmp_path):
+    path = tmp_path / "champions.json"
+    registry = ChampionRegistry(path)
+    registry.promote(TRACK, ChampionEntry("a.pt"))
+    before = path.read_bytes()
+    # A writer that dies after writing its temporary file, before the rename.
+    script = textwrap.dedent(f"""
+        import os
+        from catena_zero.arena import registry as module
+        def crash(source, target):
+            assert os.path.getsize(source) > 0
+            os._exit(17)
+        module.os.replace = crash
+        module.ChampionRegistry({str(path)!r}).promote(
+            module.Track(4, "komi", "standard"), module.ChampionEntry("b.pt"))
+    """)
+    completed = subprocess.run([sys.executable, "-c", script], timeout=60,
+                               env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    assert completed.returncode == 17
+    assert path.read_bytes() == before
+    assert registry.champion(TRACK).checkpoint == "a.pt"
+    # The lock died with the writer, so the next promotion goes through.
+    registry.promote(TRACK, ChampionEntry("c.pt"))
+    assert [e.checkpoint for e in registry.history(TRACK)] == ["a.pt", "c.pt"]

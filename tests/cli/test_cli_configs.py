@@ -1,0 +1,153 @@
+"""Every top-level config composes with every preset and converts to its dataclasses; bad keys
+and values stop with a message naming the key."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import pytest
+
+from catena_zero.cli.common import (
+    ConfigError,
+    available_configs,
+    compose,
+    group_options,
+    rules_from_config,
+    to_dataclass,
+)
+from catena_zero.mcts.config import SearchConfig
+from catena_zero.network.config import NetworkConfig
+from catena_zero.selfplay.config import SelfPlayConfig
+from catena_zero.train.config import TrainConfig
+from catena_zero.train.loop_config import LoopConfig
+
+# Config groups whose node converts to one dataclass, wherever a top-level config uses them.
+GROUP_DATACLASSES = {
+    "network": NetworkConfig,
+    "mcts": SearchConfig,
+    "selfplay": SelfPlayConfig,
+    "train": TrainConfig,
+}
+
+CONFIGS = available_configs()
+PRESETS = group_options("preset")
+
+
+def test_configs_and_presets_are_discovered() -> None:
+    assert "train" in CONFIGS
+    assert {"tiny", "side3", "side4", "side6", "side10"} <= set(PRESETS)
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("config_name", CONFIGS)
+def test_every_config_composes_with_every_preset(config_name: str, preset: str) -> None:
+    config = compose(config_name, [f"preset={preset}"])
+    converted = 0
+    for group, cls in GROUP_DATACLASSES.items():
+        if group in config:
+            assert isinstance(to_dataclass(cls, config[group], group), cls)
+            converted += 1
+    if "board" in config and "rules" in config:
+        rules = rules_from_config(config)
+        assert rules.board.side == config.board.side
+        converted += 1
+    if config_name == "train":
+        groups = set(GROUP_DATACLASSES) | {"board", "rules", "runtime", "preset"}
+        top = {key: config[key] for key in config if key not in groups}
+        assert isinstance(to_dataclass(LoopConfig, top), LoopConfig)
+        converted += 1
+    assert converted >= 1, f"{config_name}.yaml uses none of the known groups"
+
+
+@pytest.mark.parametrize("option", group_options("board"))
+def test_every_board_option_makes_rules(option: str) -> None:
+    rules = rules_from_config(compose("train", [f"board={option}"]))
+    assert f"side{rules.board.side}" == option
+
+
+@pytest.mark.parametrize("option", group_options("rules"))
+def test_every_rules_option_makes_rules(option: str) -> None:
+    rules_from_config(compose("train", [f"rules={option}", "preset=tiny"]))
+
+
+@pytest.mark.parametrize("option", group_options("network"))
+def test_every_network_option_converts(option: str) -> None:
+    to_dataclass(NetworkConfig, compose("train", [f"network={option}"]).network, "network")
+
+
+@pytest.mark.parametrize("option", group_options("mcts"))
+def test_every_mcts_option_converts(option: str) -> None:
+    to_dataclass(SearchConfig, compose("train", [f"mcts={option}"]).mcts, "mcts")
+
+
+def test_presets_pick_their_board() -> None:
+    for preset, side in (("tiny", 3), ("side3", 3), ("side4", 4), ("side6", 6), ("side10", 10)):
+        assert compose("train", [f"preset={preset}"]).board.side == side
+    assert compose("train", []).board.side == 6  # side6 is the default main job
+
+
+def test_command_line_wins_over_preset() -> None:
+    config = compose("train", ["preset=side4", "board=side5", "selfplay.full_simulations=7"])
+    assert config.board.side == 5
+    assert config.selfplay.full_simulations == 7
+
+
+def test_unknown_override_key_is_named() -> None:
+    with pytest.raises(ConfigError, match="no_such_key"):
+        compose("train", ["selfplay.no_such_key=3"])
+    with pytest.raises(ConfigError, match="bogus"):
+        compose("train", ["bogus=1"])
+
+
+def test_unknown_group_option_is_named() -> None:
+    with pytest.raises(ConfigError, match="side42"):
+        compose("train", ["board=side42"])
+
+
+def test_unknown_config_name() -> None:
+    with pytest.raises(ConfigError, match="nonexistent"):
+        compose("nonexistent", [])
+
+
+def test_wrong_type_names_the_key() -> None:
+    config = compose("train", ["selfplay.full_simulations=lots"])
+    with pytest.raises(ConfigError, match=r"selfplay\.full_simulations"):
+        to_dataclass(SelfPlayConfig, config.selfplay, "selfplay")
+
+
+def test_invalid_value_names_the_key() -> None:
+    config = compose("train", ["selfplay.full_search_probability=1.5"])
+    with pytest.raises(ConfigError, match="full_search_probability"):
+        to_dataclass(SelfPlayConfig, config.selfplay, "selfplay")
+    config = compose("train", ["mcts.algorithm=alphabeta"])
+    with pytest.raises(ConfigError, match="algorithm"):
+        to_dataclass(SearchConfig, config.mcts, "mcts")
+    with pytest.raises(ConfigError, match="game_type|nonsense"):
+        rules_from_config(compose("train", ["rules.game_type=nonsense"]))
+
+
+def test_unknown_key_in_a_node_is_named() -> None:
+    with pytest.raises(ConfigError, match=r"selfplay\.extra"):
+        to_dataclass(SelfPlayConfig, {"extra": 1}, "selfplay")
+
+
+@dataclass
+class _Example:
+    count: int = 1  # an int field
+    ratio: float = 0.5  # a float field
+    name: str | None = None  # optional
+    sizes: tuple[int, ...] = (1, 2)  # a tuple
+    flag: bool = False  # a bool
+
+
+def test_to_dataclass_converts_and_checks_types() -> None:
+    example = to_dataclass(_Example, {"count": 3, "ratio": 2, "sizes": [4, 5], "flag": True})
+    assert example == _Example(count=3, ratio=2.0, name=None, sizes=(4, 5), flag=True)
+    assert dataclasses.is_dataclass(example)
+    with pytest.raises(ConfigError, match="count"):
+        to_dataclass(_Example, {"count": 1.5})
+    with pytest.raises(ConfigError, match="flag"):
+        to_dataclass(_Example, {"flag": "yes"})
+    with pytest.raises(ConfigError, match=r"sizes\[1\]"):
+        to_dataclass(_Example, {"sizes": [1, "x"]})

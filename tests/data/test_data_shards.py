@@ -1,0 +1,224 @@
+"""Shards: round trip, refusal of damaged files, atomic writes, the replay window."""
+
+from __future__ import annotations
+
+import io
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+from catena_zero.data import (
+    ReplayWindow,
+    Samples,
+    ShardError,
+    ShardMeta,
+    list_shards,
+    read_shard,
+    shard_filename,
+    write_shard,
+)
+from catena_zero.data import shards as shards_module
+from tests.data.test_data_samples import random_samples
+
+
+def meta(**changes) -> ShardMeta:
+    values = {"side": 3, "game_type": "komi", "scoring": "standard", "model_step": 12,
+              "num_games": 4, "extra": {"komi_mean": 2.5}}
+    return ShardMeta(**{**values, **changes})
+
+
+def test_round_trip_is_exact(tmp_path) -> None:
+    samples = random_samples(3, 37, num_planes=6)
+    path = write_shard(tmp_path / "shard.npz", samples, meta())
+    loaded, loaded_meta = read_shard(path)
+    assert loaded.equals(samples)
+    assert loaded_meta.num_samples == 37
+    assert loaded_meta.format_version == shards_module.FORMAT_VERSION
+    assert (loaded_meta.side, loaded_meta.model_step, loaded_meta.extra) == (3, 12,
+                                                                            {"komi_mean": 2.5})
+    empty = samples.take(np.arange(0))
+    assert read_shard(write_shard(tmp_path / "empty.npz", empty, meta()))[0].equals(empty)
+
+
+def test_truncated_and_corrupt_shards_are_refused(tmp_path) -> None:
+    path = write_shard(tmp_path / "good.npz", random_samples(3, 20), meta())
+    data = path.read_bytes()
+    bad = tmp_path / "bad.npz"
+    for cut in (0, 10, len(data) // 3, len(data) - 1):
+        bad.write_bytes(data[:cut])
+        with pytest.raises(ShardError, match="truncated or corrupt"):
+            read_shard(bad)
+    # Flip bits all over the file: every change is either refused or provably harmless.
+    original = read_shard(path)[0]
+    refused = 0
+    for position in range(0, len(data), 7):
+        damaged = bytearray(data)
+        damaged[position] ^= 0x5A
+        bad.write_bytes(bytes(damaged))
+        try:
+            loaded, _ = read_shard(bad)
+        except ShardError:
+            refused += 1
+            continue
+        assert loaded.equals(original), f"undetected corruption at byte {position}"
+    assert refused > len(data) // 7 // 2
+    with pytest.raises(ShardError, match="cannot read"):
+        read_shard(tmp_path / "missing.npz")
+
+
+def _rewrite_members(path, **replacements) -> None:
+    with np.load(path) as archive:
+        members = {name: archive[name] for name in archive.files}
+    members.update(replacements)
+    buffer = io.BytesIO()
+    np.savez(buffer, **members)
+    path.write_bytes(buffer.getvalue())
+
+
+def test_wrong_version_and_inconsistent_shards_are_refused(tmp_path) -> None:
+    samples = random_samples(3, 5)
+    path = write_shard(tmp_path / "v.npz", samples, meta())
+    _rewrite_members(path, format_version=np.array(99))
+    with pytest.raises(ShardError, match="format version 99"):
+        read_shard(path)
+
+    path = write_shard(tmp_path / "shape.npz", samples, meta())
+    _rewrite_members(path, planes_shape=np.array([5, 4, 7, 7]))
+    with pytest.raises(ShardError, match="inconsistent"):
+        read_shard(path)
+
+    path = write_shard(tmp_path / "rows.npz", samples, meta())
+    _rewrite_members(path, score_target=np.zeros(4, np.float32))
+    with pytest.raises(ShardError, match="inconsistent"):
+        read_shard(path)
+
+    path = write_shard(tmp_path / "dtype.npz", samples, meta())
+    _rewrite_members(path, ownership_target=samples.ownership_target.astype(np.float64))
+    with pytest.raises(ShardError, match="dtype"):
+        read_shard(path)
+
+    path = write_shard(tmp_path / "missing.npz", samples, meta())
+    with np.load(path) as archive:
+        members = {name: archive[name] for name in archive.files if name != "weight"}
+    buffer = io.BytesIO()
+    np.savez(buffer, **members)
+    path.write_bytes(buffer.getvalue())
+    with pytest.raises(ShardError, match="lacks member"):
+        read_shard(path)
+
+
+def test_write_refuses_bad_arguments(tmp_path) -> None:
+    samples = random_samples(3, 2)
+    with pytest.raises(ValueError, match=".npz"):
+        write_shard(tmp_path / "shard.bin", samples, meta())
+    with pytest.raises(ValueError, match="Samples"):
+        write_shard(tmp_path / "shard.npz", {"planes": 1}, meta())
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_failed_write_leaves_no_temp_file_and_keeps_the_old_shard(tmp_path, monkeypatch) -> None:
+    path = tmp_path / shard_filename(3)
+    old = random_samples(3, 4, seed=1)
+    write_shard(path, old, meta())
+
+    def failing_savez(handle, **arrays):
+        handle.write(b"PK partial bytes")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(shards_module.np, "savez", failing_savez)
+    with pytest.raises(OSError, match="disk full"):
+        write_shard(path, random_samples(3, 4, seed=2), meta())
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]
+    assert read_shard(path)[0].equals(old)
+
+
+def test_list_shards_ignores_temp_files_and_sorts_by_sequence(tmp_path) -> None:
+    samples = random_samples(3, 2)
+    for sequence in (10, 2, 33):
+        write_shard(tmp_path / shard_filename(sequence), samples, meta())
+    (tmp_path / (shard_filename(40) + ".tmp-123")).write_bytes(b"half")
+    (tmp_path / "notes.txt").write_text("x")
+    names = [p.name for p in list_shards(tmp_path)]
+    assert names == [shard_filename(2), shard_filename(10), shard_filename(33)]
+    assert list_shards(tmp_path / "absent") == []
+    assert shard_filename(7, "w2") == "shard-000000007-w2.npz"
+    with pytest.raises(ValueError, match="sequence"):
+        shard_filename(-1)
+
+
+def test_reader_never_sees_a_half_written_shard(tmp_path) -> None:
+    path = tmp_path / "shard.npz"
+    versions = [random_samples(3, 400, seed=seed) for seed in (1, 2)]
+    write_shard(path, versions[0], meta())
+    stop = threading.Event()
+    errors: list[str] = []
+
+    def writer() -> None:
+        turn = 0
+        while not stop.is_set():
+            turn += 1
+            write_shard(path, versions[turn % 2], meta())
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        for _ in range(150):
+            loaded, _ = read_shard(path)
+            if not (loaded.equals(versions[0]) or loaded.equals(versions[1])):
+                errors.append("mixed contents")
+            leftovers = [p.name for p in list_shards(tmp_path)]
+            if leftovers != ["shard.npz"]:
+                errors.append(f"listed {leftovers}")
+    finally:
+        stop.set()
+        thread.join()
+    assert errors == []
+    assert [p.name for p in tmp_path.iterdir()] == ["shard.npz"]
+
+
+def test_replay_window_keeps_the_newest_trained_samples(tmp_path) -> None:
+    parts = [random_samples(3, count, seed=seed) for seed, count in enumerate((10, 20, 30))]
+    trained = [part.trained_only() for part in parts]
+    for sequence, part in enumerate(parts):
+        write_shard(tmp_path / shard_filename(sequence), part, meta())
+    newest = Samples.concatenate(trained)
+    window_size = len(trained[1]) + len(trained[2]) - 3
+    window = ReplayWindow(tmp_path, window_samples=window_size)
+    assert window.refresh() == window_size
+    assert window.samples.equals(newest.take(slice(len(newest) - window_size, len(newest))))
+    assert [p.name for p in window.shard_paths] == [shard_filename(1), shard_filename(2)]
+
+    extra = random_samples(3, 15, seed=9)
+    write_shard(tmp_path / shard_filename(3), extra, meta())
+    window.refresh()
+    joined = Samples.concatenate([*trained, extra.trained_only()])
+    assert window.samples.equals(joined.take(slice(len(joined) - window_size, len(joined))))
+
+    batch = window.sample_batch(64, np.random.default_rng(5))
+    again = window.sample_batch(64, np.random.default_rng(5))
+    assert len(batch) == 64 and batch.equals(again) and (batch.weight > 0).all()
+    assert sum(1 for _ in window.batches(3, 8, np.random.default_rng(0))) == 3
+
+
+def test_replay_window_skips_or_raises_on_bad_shards(tmp_path) -> None:
+    write_shard(tmp_path / shard_filename(0), random_samples(3, 10), meta())
+    (tmp_path / shard_filename(1)).write_bytes(b"not a zip")
+    window = ReplayWindow(tmp_path, window_samples=100)
+    with pytest.warns(UserWarning, match="skipping bad shard"):
+        window.refresh()
+    assert tmp_path / shard_filename(1) in window.bad_shards
+    assert window.num_samples == len(random_samples(3, 10).trained_only())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        window.refresh()  # a known bad shard is not re-read or re-reported
+    strict = ReplayWindow(tmp_path, window_samples=100, on_bad_shard="raise")
+    with pytest.raises(ShardError):
+        strict.refresh()
+    empty = ReplayWindow(tmp_path / "none", window_samples=5)
+    assert empty.refresh() == 0
+    with pytest.raises(ValueError, match="empty"):
+        empty.sample_batch(4, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="window_samples"):
+        ReplayWindow(tmp_path, window_samples=0)

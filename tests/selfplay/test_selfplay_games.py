@@ -1,0 +1,98 @@
+"""Batched self-play: game counts, recorded positions and their targets, the network bridge."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from catena_zero.data import Samples
+from catena_zero.mcts.config import SearchConfig
+from catena_zero.mcts.evaluation import UniformEvaluator
+from catena_zero.network import NetworkConfig, PolicyValueNet
+from catena_zero.rules import NUM_GLOBALS, NUM_PLANES, Engine, Rules
+from catena_zero.selfplay.config import SelfPlayConfig
+from catena_zero.selfplay.evaluator import NetworkEvaluator
+from catena_zero.selfplay.fair_komi import estimate_fair_komi
+from catena_zero.selfplay.selfplay import SelfPlay
+
+torch.set_num_threads(1)
+
+
+def _selfplay(engine, evaluate_fn, **overrides) -> SelfPlay:
+    config = SelfPlayConfig(**({"games_in_batch": 4, "full_simulations": 4,
+                                "cheap_simulations": 2, "augment_symmetries": False}
+                               | overrides))
+    return SelfPlay(engine, evaluate_fn, SearchConfig(max_considered_actions=4), config)
+
+
+def test_plays_exactly_the_requested_games_with_a_full_batch() -> None:
+    engine = Engine(Rules(side=3))
+    evaluator = UniformEvaluator(engine.rules.board.num_actions)
+    samples, stats = _selfplay(engine, evaluator).play_games(11, np.random.default_rng(0))
+    assert stats.games == 11 and len(stats.game_lengths) == 11
+    assert isinstance(samples, Samples) and len(samples) == stats.positions
+    assert 0 < stats.positions < stats.moves == sum(stats.game_lengths)
+    assert stats.black_wins + stats.draws <= stats.games
+    np.testing.assert_allclose(samples.policy_target.sum(axis=1), 1.0, atol=1e-4)
+    assert not (samples.policy_target * ~samples.legal_mask).any()
+    # Targets agree with each other: a won position has a positive margin for the mover.
+    won = samples.value_target[:, 0] == 1
+    lost = samples.value_target[:, 2] == 1
+    assert (samples.score_target[won] > 0).all() and (samples.score_target[lost] < 0).all()
+
+
+def test_every_move_full_search_records_every_position() -> None:
+    engine = Engine(Rules(side=3))
+    evaluator = UniformEvaluator(engine.rules.board.num_actions)
+    selfplay = _selfplay(engine, evaluator, full_search_probability=1.0, augment_symmetries=True,
+                         symmetry_copies=3)
+    samples, stats = selfplay.play_games(5, np.random.default_rng(1))
+    assert stats.positions == stats.moves
+    assert len(samples) == 3 * stats.moves
+
+
+def test_same_seed_same_games() -> None:
+    engine = Engine(Rules(side=3))
+    evaluator = UniformEvaluator(engine.rules.board.num_actions)
+    first, first_stats = _selfplay(engine, evaluator).play_games(6, np.random.default_rng(7))
+    second, second_stats = _selfplay(engine, evaluator).play_games(6, np.random.default_rng(7))
+    assert first.equals(second)
+    assert first_stats.game_lengths == second_stats.game_lengths
+
+
+def test_double_placement_games_finish() -> None:
+    engine = Engine(Rules(side=3, game_type="double"))
+    evaluator = UniformEvaluator(engine.rules.board.num_actions)
+    samples, stats = _selfplay(engine, evaluator).play_games(6, np.random.default_rng(2))
+    assert stats.games == 6 and set(stats.komis) == {0}
+    assert len(samples) == stats.positions
+
+
+def test_network_evaluator_one_call_per_evaluation() -> None:
+    engine = Engine(Rules(side=3))
+    board = engine.rules.board
+    torch.manual_seed(0)
+    net = PolicyValueNet(NUM_PLANES, NUM_GLOBALS, board.grid_size, board.cell_grid_index,
+                         NetworkConfig(blocks=1, channels=8, global_pool_channels=4,
+                                       policy_head_channels=4, value_head_channels=4,
+                                       value_hidden=8))
+    evaluator = NetworkEvaluator(net, engine, "cpu")
+    states = engine.new_games(5, komi=np.arange(5))
+    evaluation = evaluator(states)
+    assert evaluator.calls == 1 and evaluator.positions == 5
+    evaluation.check(5, board.num_actions)
+    assert evaluation.ownership.shape == (5, board.num_cells)
+    assert (np.abs(evaluation.value) <= 1).all()
+    komi = estimate_fair_komi(engine, evaluator)
+    low, high = engine.rules.komi_range
+    assert low <= komi <= high
+    samples, stats = _selfplay(engine, evaluator).play_games(4, np.random.default_rng(3))
+    assert stats.games == 4 and len(samples) == stats.positions
+    assert evaluator.positions > stats.moves  # several evaluations per move
+
+
+def test_bad_game_count() -> None:
+    engine = Engine(Rules(side=3))
+    with pytest.raises(ValueError, match="num_games"):
+        _selfplay(engine, UniformEvaluator(8)).play_games(0, np.random.default_rng(0))

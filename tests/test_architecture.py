@@ -1,0 +1,108 @@
+"""Dependencies between the packages point one way (docs/ARCHITECTURE.md).
+
+Each module's imports are read from its syntax tree, so a lazy import inside a
+function counts as much as one at the top: the layering is about what a module
+may know, not about when it loads it.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[1] / "catena_zero"
+
+# Which project packages each package may import (besides itself).
+ALLOWED: dict[str, set[str]] = {
+    "rules": set(),
+    "mcts": {"rules"},
+    "network": set(),
+    "data": {"rules"},
+    "selfplay": {"rules", "mcts", "network", "data"},
+    "train": {"rules", "mcts", "network", "data", "selfplay"},
+    "arena": {"rules", "mcts", "network", "data", "selfplay", "train"},
+    "komi": {"rules", "mcts", "network", "data", "selfplay", "train", "arena"},
+    "export": {"rules", "mcts", "network", "data", "selfplay", "train", "arena"},
+    "play": {"rules", "mcts", "network", "data", "selfplay", "train", "arena", "export", "komi"},
+    "distributed": {"rules", "mcts", "network", "data", "selfplay", "train", "arena"},
+    "cli": {
+        "rules", "mcts", "network", "data", "selfplay", "train", "arena", "komi",
+        "export", "play", "distributed",
+    },
+}
+
+# Third-party packages that only one project package may import.
+EXCLUSIVE_THIRD_PARTY = {"ray": "distributed", "hydra": "cli"}
+# Packages that must stay free of torch (numpy engines and the search).
+TORCH_FREE = {"rules", "mcts", "data"}
+
+
+def _imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names: set[str] = set()
+    package_parts = path.relative_to(PACKAGE_ROOT.parent).with_suffix("").parts
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                # Resolve a relative import against the module's own package.
+                base = list(package_parts[: len(package_parts) - node.level])
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            names.add(module)
+    return names
+
+
+def _modules() -> list[tuple[str, Path]]:
+    found = []
+    for path in sorted(PACKAGE_ROOT.rglob("*.py")):
+        parts = path.relative_to(PACKAGE_ROOT).parts
+        if len(parts) >= 2:
+            found.append((parts[0], path))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("package", "path"), _modules(), ids=lambda value: str(value).split("catena_zero/")[-1]
+)
+def test_imports_point_one_way(package: str, path: Path) -> None:
+    if package not in ALLOWED:
+        pytest.fail(f"package catena_zero.{package} is not in the layering table")
+    for module in _imported_modules(path):
+        top = module.split(".")[0]
+        if top == "catena_zero":
+            parts = module.split(".")
+            if len(parts) < 2:
+                continue
+            target = parts[1]
+            if target == package or target not in ALLOWED:
+                continue
+            assert target in ALLOWED[package], (
+                f"{path.relative_to(PACKAGE_ROOT.parent)} imports catena_zero.{target}, "
+                f"but catena_zero.{package} may only import {sorted(ALLOWED[package])}"
+            )
+        owner = EXCLUSIVE_THIRD_PARTY.get(top)
+        if owner is not None:
+            assert package == owner, (
+                f"{path.relative_to(PACKAGE_ROOT.parent)} imports {top}; "
+                f"only catena_zero.{owner} may"
+            )
+        if package in TORCH_FREE:
+            assert top != "torch", f"{path} imports torch; catena_zero.{package} is numpy only"
+
+
+def test_nothing_imports_cli() -> None:
+    for package, path in _modules():
+        if package == "cli":
+            continue
+        for module in _imported_modules(path):
+            assert not module.startswith("catena_zero.cli"), f"{path} imports {module}"
+
+
+def test_layering_table_covers_every_package() -> None:
+    packages = {p.name for p in PACKAGE_ROOT.iterdir() if (p / "__init__.py").exists()}
+    assert packages <= set(ALLOWED), sorted(packages - set(ALLOWED))
