@@ -13,10 +13,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
+from catena_zero.arena.agents import Agent
 from catena_zero.arena.stats import elo_from_score, match_score, wilson_interval
 from catena_zero.rules import (
     BLACK,
@@ -32,11 +33,6 @@ from catena_zero.rules import (
 # Rounds of re-drawing duplicated openings before accepting the duplicates (a
 # small board can have fewer distinct openings than pairs).
 _OPENING_REDRAW_ROUNDS = 20
-
-
-class Agent(Protocol):
-    def select_actions(self, engine: Engine, states: GameState, rng: np.random.Generator
-                       ) -> np.ndarray: ...  # int [B]
 
 
 ProgressFn = Callable[[int, int], None]  # (finished games, total games)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
 from catena_zero.arena.elo import EloFit
 from catena_zero.arena.gating import GateResult
+from catena_zero.arena.ladder import CHECKPOINT_SUFFIXES, checkpoint_step
 from catena_zero.arena.match import ColourRecord, MatchResult
 
 
@@ -32,6 +34,18 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[object]],
     return "\n".join(lines)
 
 
+def short_name(name: str) -> str:
+    """A checkpoint spec or path shortened to "<run>/step<N>" for tables; others unchanged."""
+    text = name.removeprefix("checkpoint:")
+    if text == name and not text.endswith(CHECKPOINT_SUFFIXES):
+        return name
+    path = Path(text)
+    step = checkpoint_step(path)
+    run = path.parent.parent if path.parent.name == "checkpoints" else path.parent
+    label = f"step{step}" if step is not None else path.stem
+    return f"{run.name}/{label}" if run.name else label
+
+
 def _wdl(record: ColourRecord) -> str:
     return f"{record.wins}-{record.draws}-{record.losses}"
 
@@ -49,7 +63,7 @@ MATCH_HEADER = ("A", "B", "games", "A W-D-L", "A as Black", "A as White", "A sco
 def match_row(result: MatchResult) -> list[str]:
     total = ColourRecord(result.wins, result.draws, result.losses)
     return [
-        result.name_a, result.name_b, str(result.num_games), _wdl(total),
+        short_name(result.name_a), short_name(result.name_b), str(result.num_games), _wdl(total),
         _wdl(result.a_as_black), _wdl(result.a_as_white), f"{result.score:.3f}",
         f"[{result.interval[0]:.3f}, {result.interval[1]:.3f}]", _elo(result.elo_difference),
         f"{result.seconds:.1f}",

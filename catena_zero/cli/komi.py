@@ -13,7 +13,7 @@ empirical fair komi with its 95% profile-likelihood interval).
 
 from __future__ import annotations
 
-from catena_zero.cli.common import compose, rules_from_config, to_dataclass
+from catena_zero.cli.common import ConfigError, compose, rules_from_config, to_dataclass
 from catena_zero.komi.config import KomiConfig
 
 NOT_KOMI_KEYS = ("side", "board", "rules", "mcts")
@@ -28,7 +28,10 @@ def build_agent(rules, config: KomiConfig, search_config):
     from catena_zero.arena.specs import AgentFactory
 
     factory = AgentFactory(rules, search_config, config.device, config.registry_path)
-    return factory(config.agent)
+    try:
+        return factory(config.agent)
+    except ValueError as error:  # a malformed spec, a missing checkpoint or champion
+        raise ConfigError(f"agent={config.agent!r}: {error}") from error
 
 
 def main(overrides: list[str]) -> int:

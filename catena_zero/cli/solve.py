@@ -12,6 +12,7 @@ positions stored, time and peak memory; caches the result in cache_path (JSON).
 from __future__ import annotations
 
 import json
+import time
 
 from catena_zero.cli.common import compose, rules_from_config, to_dataclass
 from catena_zero.komi.config import SolveConfig
@@ -23,13 +24,15 @@ def main(overrides: list[str]) -> int:
     config = compose("solve", overrides)
     rules = rules_from_config(config)
     solve_config = to_dataclass(SolveConfig, {k: config[k] for k in config if k not in GROUPS})
-    from catena_zero.komi.exact import format_report, solve_exact
+    from catena_zero.komi.exact import format_report, peak_rss_mb, solve_exact
     from catena_zero.komi.solver import SolverBudgetExceeded
 
+    started = time.perf_counter()
     try:
         report = solve_exact(rules, solve_config)
     except SolverBudgetExceeded as error:
-        print(f"catena-zero solve: {rules} did not fit: {error}")
+        print(f"catena-zero solve: {rules} did not fit: {error} after "
+              f"{time.perf_counter() - started:.0f} s, peak RSS {peak_rss_mb():.0f} MB")
         return 1
     print(format_report(report))
     print(json.dumps({k: report[k] for k in ("margin", "fair_komi", "seconds", "peak_rss_mb")}))

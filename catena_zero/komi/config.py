@@ -26,14 +26,14 @@ class SweepConfig:
 
     komi_values: list[int] | None = None  # None = the scoring's default grid (see sweep.py)
     games_per_komi: int = 64  # seeded games at each komi value
-    max_grid_points: int = 16  # size of the default grid over a wide range (quadratic)
+    max_grid_points: int = 24  # komi values swept at most (a refined grid for quadratic)
     seed: int = 0  # games and bootstrap are reproducible from this seed
 
     def __post_init__(self):
         if self.games_per_komi < 1:
             raise ValueError(f"games_per_komi must be >= 1, got {self.games_per_komi}")
-        if self.max_grid_points < 2:
-            raise ValueError(f"max_grid_points must be >= 2, got {self.max_grid_points}")
+        if self.max_grid_points < 5:
+            raise ValueError(f"max_grid_points must be >= 5, got {self.max_grid_points}")
 
 
 @dataclass

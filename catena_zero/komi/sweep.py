@@ -103,32 +103,38 @@ def sweep_komi(rules: Rules, agent, komi_values, games_per_komi: int, seed: int)
                       margins.mean(axis=1))
 
 
-def refine_komi_values(table: SweepTable, rules: Rules, points: int) -> list[int]:
-    """New komi values inside the bracket where the win rate crosses one half."""
+def crossing_bracket(table: SweepTable, rules: Rules) -> tuple[int, int]:
+    """(left, right): the largest swept komi where Black scores over one half, and the next
+    swept komi above it (the range's ends where there is none)."""
     above = np.flatnonzero(table.black_score > 0.5)
     low, high = rules.komi_range
     left = int(table.komi[above.max()]) if above.size else low
-    right_candidates = table.komi[table.komi > left]
-    right = int(right_candidates.min()) if right_candidates.size else high
-    inside = np.linspace(left, right, points + 2)[1:-1].round().astype(int)
-    return sorted(set(inside.tolist()) - set(table.komi.tolist()))
+    larger = table.komi[table.komi > left]
+    return left, int(larger.min()) if larger.size else high
 
 
 def run_sweep(rules: Rules, agent, config: SweepConfig) -> SweepTable:
-    """The sweep of `config`: its komi values, or the default grid refined once."""
+    """The sweep of `config`: its komi values; the whole komi range when it has at most
+    max_grid_points values; else a coarse grid of 5 values refined by rounds of 3 values
+    inside the bracket where Black's score crosses one half (a 4-way bisection), until the
+    bracket is one komi wide or max_grid_points values are used."""
     if config.komi_values is not None:
         return sweep_komi(rules, agent, config.komi_values, config.games_per_komi, config.seed)
     low, high = rules.komi_range
     if high - low + 1 <= config.max_grid_points:
         return sweep_komi(rules, agent, range(low, high + 1), config.games_per_komi, config.seed)
-    coarse_points = max(2, config.max_grid_points // 2)
-    coarse = sweep_komi(rules, agent, default_komi_values(rules, coarse_points),
-                        config.games_per_komi, config.seed)
-    extra = refine_komi_values(coarse, rules, config.max_grid_points - coarse_points)
-    if not extra:
-        return coarse
-    fine = sweep_komi(rules, agent, extra, config.games_per_komi, config.seed + 1)
-    return merge_tables(coarse, fine)
+    table = sweep_komi(rules, agent, default_komi_values(rules, 5), config.games_per_komi,
+                       config.seed)
+    for round_index in range(1, config.max_grid_points):
+        left, right = crossing_bracket(table, rules)
+        inside = np.linspace(left, right, 5)[1:-1].round().astype(int)
+        extra = sorted(set(inside.tolist()) - set(table.komi.tolist()))
+        extra = extra[: config.max_grid_points - len(table.komi)]
+        if not extra:
+            break
+        table = merge_tables(table, sweep_komi(rules, agent, extra, config.games_per_komi,
+                                               config.seed + round_index))
+    return table
 
 
 def merge_tables(first: SweepTable, second: SweepTable) -> SweepTable:

@@ -60,45 +60,59 @@ def prior_logits(prior: np.ndarray, legal: np.ndarray) -> np.ndarray:
 def completed_sigma(
     edge_visits: np.ndarray,  # [R, A] int
     edge_value_sums: np.ndarray,  # [R, A] float, chooser's view
-    prior: np.ndarray,  # [R, A] float, sums to 1 over legal actions
+    prior: np.ndarray,  # [R, A] float, sums to 1 over legal actions, 0 elsewhere
     legal: np.ndarray,  # [R, A] bool
     raw_value: np.ndarray,  # [R] float, chooser's view
     config: SearchConfig,
+    unvisited_elsewhere: np.ndarray | None = None,  # [R] bool, see below
 ) -> tuple[np.ndarray, np.ndarray]:
     """(sigma of the rescaled completed Q [R, A], completed Q [R, A]), both float64.
 
     The completed Q of an unvisited action is the mixed value: the network value blended with
-    the prior-weighted mean Q of the visited actions (mctx `_compute_mixed_value`).
+    the prior-weighted mean Q of the visited actions (mctx `_compute_mixed_value`). Q is
+    min-max rescaled over the legal actions; sigma is 0 on illegal ones.
+
+    The columns may be a subset of the actions that holds every visited one; then
+    `unvisited_elsewhere` marks rows with legal actions outside the subset, whose completed Q
+    (the mixed value) still takes part in the min-max rescaling.
     """
-    visited = edge_visits > 0
-    q_values = edge_value_sums / np.maximum(edge_visits, 1)
-    prior64 = np.maximum(prior.astype(np.float64), np.finfo(np.float32).tiny)
-    visited_prior = np.where(visited, prior64, 0.0)
+    visits = edge_visits.astype(np.float64)
+    unvisited = edge_visits == 0
+    # Arithmetic instead of np.where: this runs at every root every simulation.
+    q_values = edge_value_sums / np.maximum(visits, 1.0)  # 0 where unvisited
+    visited_prior = prior * ~unvisited
     sum_prior = visited_prior.sum(axis=1)
     weighted_q = (visited_prior * q_values).sum(axis=1) / np.where(sum_prior > 0, sum_prior, 1.0)
-    sum_visits = edge_visits.sum(axis=1)
+    sum_visits = visits.sum(axis=1)
     mixed_value = (raw_value + sum_visits * weighted_q) / (sum_visits + 1.0)
-    completed = np.where(visited, q_values, mixed_value[:, None])
-    low = np.where(legal, completed, np.inf).min(axis=1, keepdims=True)
-    high = np.where(legal, completed, -np.inf).max(axis=1, keepdims=True)
+    completed = q_values + unvisited * mixed_value[:, None]
+    # Values lie in [-1, 1], so a pad of 4 keeps illegal actions out of the min and max.
+    pad = ~legal * 4.0
+    low = (completed + pad).min(axis=1, keepdims=True)
+    high = (completed - pad).max(axis=1, keepdims=True)
+    if unvisited_elsewhere is not None:
+        outside = np.where(unvisited_elsewhere, mixed_value, np.nan)[:, None]
+        low, high = np.fmin(low, outside), np.fmax(high, outside)
     span = np.maximum(high - low, 1e-8)
-    rescaled = np.where(legal, (completed - np.where(np.isfinite(low), low, 0.0)) / span, 0.0)
-    max_visits = edge_visits.max(axis=1, keepdims=True)
-    sigma = (config.c_visit + max_visits) * config.c_scale * rescaled
+    scale = (config.c_visit + edge_visits.max(axis=1, keepdims=True)) * config.c_scale
+    sigma = (completed - low) * (scale / span) * legal
     return sigma, completed
 
 
 def interior_scores(
     edge_visits: np.ndarray,  # [R, A] int
     edge_value_sums: np.ndarray,  # [R, A] float
-    prior: np.ndarray,  # [R, A] float
+    prior: np.ndarray,  # [R, A] float, 0 on illegal actions
     legal: np.ndarray,  # [R, A] bool
     raw_value: np.ndarray,  # [R] float
     config: SearchConfig,
 ) -> np.ndarray:
     """Deterministic interior rule: improved policy - visits / (1 + total visits).  # [R, A]"""
     sigma, _ = completed_sigma(edge_visits, edge_value_sums, prior, legal, raw_value, config)
-    improved = improved_policy(prior_logits(prior, legal), sigma, legal)
+    # softmax(log prior + sigma) = prior * exp(sigma) / sum; sigma >= 0 is bounded, shift by max.
+    weights = prior * np.exp(sigma - sigma.max(axis=1, keepdims=True))
+    total = weights.sum(axis=1, keepdims=True)
+    improved = weights / np.where(total > 0, total, 1.0)
     scores = improved - edge_visits / (1.0 + edge_visits.sum(axis=1, keepdims=True))
     return np.where(legal, scores, -np.inf)
 

@@ -120,6 +120,7 @@ class _BatchedSearch:
         else:
             tree = self._adopt(tree, states)
         self.tree = tree
+        self.flat = _FlatViews(tree)
 
         root_evaluation = self._expand_roots(states)
         self.search_rows = np.flatnonzero((tree.num_nodes > 0) & ~states.terminal)
@@ -143,10 +144,31 @@ class _BatchedSearch:
             self.visit_table = gumbel.considered_visit_table(
                 config.max_considered_actions, config.num_simulations
             )
+            self._gumbel_root_columns(root_legal)
         if rows.size:
             for simulation in range(config.num_simulations):
                 self._simulate(simulation)
         return self._output(states, root_evaluation)
+
+    def _gumbel_root_columns(self, root_legal: np.ndarray) -> None:
+        """The root actions the Gumbel root rule can pick, so each simulation scores [B, K]
+        columns instead of [B, A]: the top `max_considered_actions` by g + logits, plus the
+        actions visited in a reused tree. The first halving phase visits the top-k by
+        g + logits (unvisited actions share one completed Q), and later phases only revisit
+        actions visited in this search, so nothing outside these columns is ever due.
+        """
+        reused = self.visits_before > 0  # [B, A]
+        key = self.gumbel_noise + self.root_logits  # -inf on illegal actions
+        width = self.config.max_considered_actions + int(reused.sum(axis=1).max(initial=0))
+        width = min(width, self.num_actions)
+        rank = np.where(reused, np.inf, key)
+        columns = np.argsort(-rank, axis=1, kind="stable")[:, :width]  # [B, K]
+        self.root_columns = columns
+        self.root_columns_legal = np.take_along_axis(root_legal, columns, axis=1)
+        self.root_columns_key = np.take_along_axis(key, columns, axis=1)
+        self.root_columns_before = np.take_along_axis(self.visits_before, columns, axis=1)
+        legal_outside = root_legal.sum(axis=1) - self.root_columns_legal.sum(axis=1)
+        self.root_unvisited_elsewhere = legal_outside > 0  # [B]
 
     def _adopt(self, tree: Tree, states: GameState) -> Tree:
         """Check a reused tree against the positions and make room for this search."""
@@ -202,31 +224,41 @@ class _BatchedSearch:
     def _evaluate(self, states: GameState) -> Evaluation:
         evaluation = self.evaluate_fn(states)
         evaluation.check(int(states.to_move.shape[0]), self.num_actions)
-        evaluation.value = np.clip(np.asarray(evaluation.value, dtype=np.float32), -1.0, 1.0)
+        evaluation.value = np.minimum(
+            np.maximum(np.asarray(evaluation.value, np.float32), -1.0), 1.0
+        )
         evaluation.policy_logits = np.asarray(evaluation.policy_logits, dtype=np.float32)
         return evaluation
 
     # ------------------------------------------------------------------------ simulation
     def _simulate(self, simulation: int) -> None:
-        tree = self.tree
+        """Descend, expand one leaf per tree, evaluate all new leaves at once, back up."""
+        tree, flat = self.tree, self.flat
+        capacity = tree.capacity
         rows = self.search_rows
-        nodes = np.zeros(rows.size, dtype=np.int32)
-        path: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        nodes = rows * capacity  # flat index of each tree's current node (the root)
+        path_rows, path_nodes, path_actions = [], [], []
         expand_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         revisit_parts: list[tuple[np.ndarray, np.ndarray]] = []
         depth = 0
         while rows.size:
             actions = self._choose(rows, nodes, depth, simulation)
-            path.append((rows, nodes, actions))
-            child = tree.children[rows, nodes, actions]
+            path_rows.append(rows)
+            path_nodes.append(nodes)
+            path_actions.append(actions)
+            child = flat.children[nodes, actions]
             unexpanded = child == UNVISITED
-            at_terminal = ~unexpanded & tree.terminal[rows, np.maximum(child, 0)]
+            child_flat = rows * capacity + child
+            at_terminal = ~unexpanded & flat.terminal[np.where(unexpanded, 0, child_flat)]
             if unexpanded.any():
-                expand_parts.append((rows[unexpanded], nodes[unexpanded], actions[unexpanded]))
+                expand_parts.append(
+                    (rows[unexpanded], nodes[unexpanded] - rows[unexpanded] * capacity,
+                     actions[unexpanded])
+                )  # fmt: skip
             if at_terminal.any():
                 revisit_parts.append((rows[at_terminal], child[at_terminal]))
             descend = ~(unexpanded | at_terminal)
-            rows, nodes = rows[descend], child[descend]
+            rows, nodes = rows[descend], child_flat[descend]
             depth += 1
 
         leaf_rows, leaf_nodes, leaf_values = [], [], []
@@ -243,48 +275,57 @@ class _BatchedSearch:
             leaf_nodes.append(revisit_nodes)
             leaf_values.append(tree.raw_value[revisit_rows, revisit_nodes].astype(np.float64))
         self._backup(
-            path, np.concatenate(leaf_rows), np.concatenate(leaf_nodes), np.concatenate(leaf_values)
+            np.concatenate(path_rows),
+            np.concatenate(path_nodes),
+            np.concatenate(path_actions),
+            np.concatenate(leaf_rows),
+            np.concatenate(leaf_nodes),
+            np.concatenate(leaf_values),
         )
 
     def _choose(self, rows: np.ndarray, nodes: np.ndarray, depth: int, simulation: int):
-        """Action to descend at node `nodes[k]` of tree `rows[k]`.  # [R] int"""
-        tree, config = self.tree, self.config
-        visits = tree.edge_visits[rows, nodes]
-        value_sums = tree.edge_value_sums[rows, nodes]
-        legal = tree.legal[rows, nodes]
+        """Action to descend at flat node `nodes[k]` of tree `rows[k]`.  # [R] int"""
+        flat, config = self.flat, self.config
+        if depth == 0 and config.algorithm == "gumbel":
+            return self._choose_gumbel_root(rows, nodes, simulation)
+        visits = flat.edge_visits[nodes]
+        value_sums = flat.edge_value_sums[nodes]
+        legal = flat.legal[nodes]
         if config.algorithm == "uct":
-            scores = puct.ucb1_scores(
-                visits, value_sums, legal, tree.visit_counts[rows, nodes], config
-            )
+            scores = puct.ucb1_scores(visits, value_sums, legal, flat.visit_counts[nodes], config)
         elif config.algorithm == "puct":
-            prior = self.root_prior[rows] if depth == 0 else tree.prior[rows, nodes]
+            prior = self.root_prior[rows] if depth == 0 else flat.prior[nodes]
             scores = puct.puct_scores(
-                visits, value_sums, prior, legal,
-                tree.visit_counts[rows, nodes], tree.value_sums[rows, nodes], config,
-            )  # fmt: skip
-        elif depth > 0:
-            scores = gumbel.interior_scores(
-                visits, value_sums, tree.prior[rows, nodes], legal, tree.raw_value[rows, nodes],
-                config,
+                visits, value_sums, prior, legal, flat.visit_counts[nodes],
+                flat.value_sums[nodes], config,
             )  # fmt: skip
         else:
-            sigma, _ = gumbel.completed_sigma(
-                visits, value_sums, tree.prior[rows, ROOT_INDEX], legal,
-                tree.raw_value[rows, ROOT_INDEX], config,
-            )  # fmt: skip
-            considered_visit = self.visit_table[self.considered[rows], simulation]
-            search_visits = visits - self.visits_before[rows]
-            noise, logits = self.gumbel_noise[rows], self.root_logits[rows]
-            scores = gumbel.root_scores(
-                noise, logits, sigma, search_visits, considered_visit, legal
+            scores = gumbel.interior_scores(
+                visits, value_sums, flat.prior[nodes], legal, flat.raw_value[nodes], config
             )
-            stuck = ~np.isfinite(scores.max(axis=1))
-            if stuck.any():  # defensive: the schedule always leaves an action due
-                fallback = np.where(
-                    legal, np.maximum(gumbel.LOW_LOGIT, noise + logits + sigma), -np.inf
-                )
-                scores[stuck] = fallback[stuck]
-        return np.argmax(scores, axis=1).astype(np.int32)
+        return np.argmax(scores, axis=1)
+
+    def _choose_gumbel_root(self, rows: np.ndarray, nodes: np.ndarray, simulation: int):
+        """Sequential halving at the roots, scored on the root columns only.  # [R] int"""
+        flat = self.flat
+        columns = self.root_columns[rows]  # [R, K]
+        edges = (nodes * self.num_actions)[:, None] + columns
+        visits = flat.edge_visits_1d[edges]
+        legal = self.root_columns_legal[rows]
+        sigma, _ = gumbel.completed_sigma(
+            visits, flat.edge_value_sums_1d[edges], flat.prior_1d[edges], legal,
+            flat.raw_value[nodes], self.config, self.root_unvisited_elsewhere[rows],
+        )  # fmt: skip
+        considered_visit = self.visit_table[self.considered[rows], simulation]
+        search_visits = visits - self.root_columns_before[rows]
+        key = self.root_columns_key[rows]
+        scores = gumbel.root_scores(key, 0.0, sigma, search_visits, considered_visit, legal)
+        stuck = ~np.isfinite(scores.max(axis=1))
+        if stuck.any():  # defensive: the schedule always leaves an action due
+            fallback = np.where(legal, np.maximum(gumbel.LOW_LOGIT, key + sigma), -np.inf)
+            scores[stuck] = fallback[stuck]
+        best = np.argmax(scores, axis=1)
+        return columns[np.arange(rows.size), best]
 
     def _expand(self, rows: np.ndarray, parents: np.ndarray, actions: np.ndarray):
         """Create child `actions[k]` of node `parents[k]` in tree `rows[k]`; evaluate it.
@@ -294,17 +335,20 @@ class _BatchedSearch:
         tree = self.tree
         new_nodes = tree.num_nodes[rows].copy()
         tree.num_nodes[rows] += 1
-        child_states = tree.states.take(tree.flat_index(rows, parents))
+        parent_flat = tree.flat_index(rows, parents)
+        new_flat = tree.flat_index(rows, new_nodes)
+        child_states = tree.states.take(parent_flat)
         self.engine.step(child_states, actions)
-        tree.states.put(tree.flat_index(rows, new_nodes), child_states)
-        tree.children[rows, parents, actions] = new_nodes
-        tree.parent[rows, new_nodes] = parents
-        tree.action_from_parent[rows, new_nodes] = actions
+        tree.states.put(new_flat, child_states)
+        flat = self.flat
+        flat.children[parent_flat, actions] = new_nodes
+        flat.parent[new_flat] = parents
+        flat.action_from_parent[new_flat] = actions
         terminal = np.asarray(child_states.terminal, dtype=bool)
         # A finished game has no meaningful player to move; score it for the last chooser.
-        mover = np.where(terminal, tree.mover[rows, parents], child_states.to_move).astype(np.int8)
-        tree.mover[rows, new_nodes] = mover
-        tree.terminal[rows, new_nodes] = terminal
+        mover = np.where(terminal, flat.mover[parent_flat], child_states.to_move).astype(np.int8)
+        flat.mover[new_flat] = mover
+        flat.terminal[new_flat] = terminal
         values = np.zeros(rows.size, dtype=np.float64)
         ended = np.flatnonzero(terminal)
         if ended.size:
@@ -318,30 +362,34 @@ class _BatchedSearch:
             live_states = child_states if live.size == rows.size else child_states.take(live)
             legal = self.engine.legal_actions(live_states)
             evaluation = self._evaluate(live_states)
-            live_rows, live_nodes = rows[live], new_nodes[live]
-            tree.legal[live_rows, live_nodes] = legal
-            tree.prior[live_rows, live_nodes] = masked_softmax(evaluation.policy_logits, legal)
+            live_flat = new_flat[live]
+            flat.legal[live_flat] = legal
+            flat.prior[live_flat] = masked_softmax(evaluation.policy_logits, legal)
             values[live] = evaluation.value
-        tree.raw_value[rows, new_nodes] = values
+        flat.raw_value[new_flat] = values
         return new_nodes, values
 
-    def _backup(self, path, leaf_rows, leaf_nodes, leaf_values) -> None:
-        """Add each leaf value along its path, negated where the mover differs from the leaf's."""
-        tree = self.tree
-        batch_size = tree.batch_size
-        leaf_mover = np.zeros(batch_size, dtype=np.int8)
-        leaf_mover[leaf_rows] = tree.mover[leaf_rows, leaf_nodes]
-        value = np.zeros(batch_size, dtype=np.float64)
+    def _backup(self, path_rows, path_nodes, path_actions, leaf_rows, leaf_nodes, leaf_values):
+        """Add each leaf value along its path, negated where the mover differs from the leaf's.
+
+        `path_*` hold every (tree, flat node, action) step of this simulation; a path visits a
+        node once and trees are distinct, so the flat indices are unique and `+=` is exact.
+        """
+        tree, flat = self.tree, self.flat
+        leaf_flat = tree.flat_index(leaf_rows, leaf_nodes)
+        leaf_mover = np.zeros(tree.batch_size, dtype=np.int8)
+        leaf_mover[leaf_rows] = flat.mover[leaf_flat]
+        value = np.zeros(tree.batch_size, dtype=np.float64)
         value[leaf_rows] = leaf_values
-        for rows, nodes, actions in path:
-            same_mover = tree.mover[rows, nodes] == leaf_mover[rows]
-            signed = np.where(same_mover, value[rows], -value[rows])
-            tree.edge_visits[rows, nodes, actions] += 1
-            tree.edge_value_sums[rows, nodes, actions] += signed
-            tree.visit_counts[rows, nodes] += 1
-            tree.value_sums[rows, nodes] += signed
-        tree.visit_counts[leaf_rows, leaf_nodes] += 1
-        tree.value_sums[leaf_rows, leaf_nodes] += leaf_values
+        same_mover = flat.mover[path_nodes] == leaf_mover[path_rows]
+        signed = np.where(same_mover, value[path_rows], -value[path_rows])
+        edges = path_nodes * self.num_actions + path_actions
+        flat.edge_visits_1d[edges] += 1
+        flat.edge_value_sums_1d[edges] += signed
+        flat.visit_counts[path_nodes] += 1
+        flat.value_sums[path_nodes] += signed
+        flat.visit_counts[leaf_flat] += 1
+        flat.value_sums[leaf_flat] += leaf_values
 
     # ---------------------------------------------------------------------------- output
     def _output(self, states: GameState, root_evaluation: Evaluation) -> SearchOutput:
@@ -380,3 +428,26 @@ class _BatchedSearch:
             tree=tree,
             config=config,
         )
+
+
+class _FlatViews:
+    """Views of a Tree's arrays with the tree and node axes merged (flat node = b * N + n),
+    so gathers and scatters index one axis instead of two."""
+
+    def __init__(self, tree: Tree) -> None:
+        batch_nodes = tree.batch_size * tree.capacity
+        for name in ("children", "prior", "legal", "edge_visits", "edge_value_sums"):
+            setattr(self, name, _view(getattr(tree, name), (batch_nodes, tree.num_actions)))
+        for name in ("visit_counts", "value_sums", "raw_value", "parent", "action_from_parent",
+                     "mover", "terminal"):  # fmt: skip
+            setattr(self, name, _view(getattr(tree, name), (batch_nodes,)))
+        self.edge_visits_1d = _view(tree.edge_visits, (-1,))
+        self.prior_1d = _view(tree.prior, (-1,))
+        self.edge_value_sums_1d = _view(tree.edge_value_sums, (-1,))
+
+
+def _view(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """A reshaped view that shares memory (raises rather than silently copying)."""
+    view = array.view()
+    view.shape = shape
+    return view

@@ -270,8 +270,9 @@ def _colour_to_move(engine: GtpEngine, args: list[str], usage: str) -> int:
 
 def _play(engine: GtpEngine, args: list[str]) -> str:
     _colour_to_move(engine, args, "play COLOR MOVE")
+    move = args[1].lower() if args[1].lower() in ("button", "pass") else args[1]
     try:
-        action = engine.game.parse_action(args[1].lower())
+        action = engine.game.parse_action(move)
     except ValueError as error:
         raise GtpError(f"invalid vertex {args[1]!r}: {error}") from error
     if action not in engine.game.legal_actions():

@@ -28,6 +28,31 @@ _TWO_STONE_SAFE = 22
 _PROPOSALS = 8
 
 
+def _any_slot(mask: np.ndarray) -> np.ndarray:
+    """OR over the 6 slots of a [6, K] mask (unrolled: numpy's short-axis reductions are
+    several times slower)."""
+    return mask[0] | mask[1] | mask[2] | mask[3] | mask[4] | mask[5]
+
+
+def _count_slot(mask: np.ndarray) -> np.ndarray:
+    """Number of True among the 6 slots of a bool [6, K] mask, as uint8 [K]."""
+    m = mask.view(np.uint8)
+    return m[0] + m[1] + m[2] + m[3] + m[4] + m[5]
+
+
+def _slot_nonzero(mask: np.ndarray) -> np.ndarray:
+    """Flat positions of the True entries of a [S, K] mask."""
+    return mask.ravel().nonzero()[0]
+
+
+def _nonzero_slot(mask: np.ndarray):
+    """(slot, column) of the True entries of a [S, K] mask (flatnonzero is cheaper than a
+    2-D nonzero)."""
+    flat = np.flatnonzero(mask)
+    slot = flat // mask.shape[1]
+    return slot, flat - slot * mask.shape[1]
+
+
 class IllegalActionError(ValueError):
     """An illegal action, or an action on a finished game. Names the game index and action."""
 
@@ -80,6 +105,7 @@ class Engine:
             limited_padded=np.zeros((batch_size, width), dtype=bool),
             degree_padded=np.zeros((batch_size, width), dtype=np.int8),
             label=ribbon_array(cells),
+            free=np.zeros((batch_size, width), dtype=np.int8),
             ribbon_length=ribbon_array(),
             ribbon_black=ribbon_array(),
             # The sentinel column reads as a ribbon whose ends are the sentinel, so a missing
@@ -127,6 +153,17 @@ class Engine:
             if rows.size:
                 out[rows, :cells] = self._good_first_stones(state, rows)[:, :cells]
         out[state.terminal] = False
+        return out
+
+    def _legal_actions_rows(self, state: GameState, rows: np.ndarray) -> np.ndarray:
+        """bool [R, A]: legal actions of the non-terminal games rows [R]."""
+        out = state.legal_padded[rows]
+        out[:, self.num_cells] = self._button_legal(state)[rows]
+        if self._is_double:
+            exact = np.flatnonzero(self._needs_exact_first_stone(state)[rows])
+            if exact.size:
+                good = self._good_first_stones(state, rows[exact])
+                out[exact, : self.num_cells] = good[:, : self.num_cells]
         return out
 
     def _first_stone_leaves_second(self, state: GameState, rows, cells) -> np.ndarray:
@@ -259,8 +296,9 @@ class Engine:
     # ------------------------------------------------------------------ placement
     def _place(self, state: GameState, rows, cells, colours):
         """Put stones (colours [P]) on cells [P] of the distinct games rows [P]: stones,
-        degrees, ribbons, legality and legal_count; no claims. Returns the claims to check
-        as (games [K], roots [K], tie colours [K]) of ribbons that just became limited."""
+        degrees, ribbons, legality, legal_count and free counts; no claims. Returns the
+        ribbons that just became limited as (games [K], roots [K], tie colours [K]); a ribbon
+        may be listed more than once."""
         width = self._width
         sentinel = self.num_cells
         count_p = rows.shape[0]
@@ -270,6 +308,7 @@ class Engine:
         degree = state.degree_padded.ravel()
         legal = state.legal_padded.ravel()
         label = state.label.ravel()
+        free = state.free.ravel()
         length = state.ribbon_length.ravel()
         black = state.ribbon_black.ravel()
         end0 = state.ribbon_end0.ravel()
@@ -279,7 +318,7 @@ class Engine:
         around = neighbours_t[:, cells]  # [6, P] cells around x
         around_flat = around + base  # [6, P]
         has_stone = stones[around_flat] != EMPTY  # [6, P]
-        count = has_stone.sum(0)  # [P] stone neighbours of x (0..2, by legality)
+        count = _count_slot(has_stone)  # uint8 [P] stone neighbours of x (0..2, by legality)
         x_flat = base + cells
         stones[x_flat] = colours
         around_degree = degree[around_flat] + 1  # [6, P]
@@ -292,23 +331,23 @@ class Engine:
         second_slot = 5 - has_stone[::-1].argmax(0)
         a = np.where(count >= 1, around[first_slot, index], sentinel)
         c = np.where(count == 2, around[second_slot, index], sentinel)
-        root_a = label[base + a].astype(np.intp)
-        root_c = label[base + c].astype(np.intp)
-        root_a_flat = base + root_a
-        root_c_flat = base + root_c
+        a_flat = base + a
+        c_flat = base + c
+        root_a_flat = base + label[a_flat]
+        root_c_flat = base + label[c_flat]
         length_a = length[root_a_flat]
         length_c = length[root_c_flat]
         # The far end of a's ribbon seen from a (a itself for a single stone); for the
         # sentinel ribbon this is the sentinel.
         end0_a = end0[root_a_flat]
-        far_a = np.where(end0_a == a, end1[root_a_flat], end0_a).astype(np.intp)
+        far_a = np.where(end0_a == a, end1[root_a_flat], end0_a)
         end0_c = end0[root_c_flat]
-        far_c = np.where(end0_c == c, end1[root_c_flat], end0_c).astype(np.intp)
+        far_c = np.where(end0_c == c, end1[root_c_flat], end0_c)
         new_end0 = np.where(count >= 1, far_a, cells)
         new_end1 = np.where(count == 2, far_c, cells)
         keep_a = length_a >= length_c
-        keep = np.where(count >= 1, np.where(keep_a, root_a, root_c), cells)
-        keep_flat = base + keep
+        keep_flat = np.where(count >= 1, np.where(keep_a, root_a_flat, root_c_flat), x_flat)
+        keep = keep_flat - base
         length[keep_flat] = length_a + length_c + 1
         black[keep_flat] = (
             black[root_a_flat] + black[root_c_flat] + (colours == BLACK).astype(np.int16)
@@ -316,95 +355,86 @@ class Engine:
         end0[keep_flat] = new_end0
         end1[keep_flat] = new_end1
         label[x_flat] = keep
-        join = np.flatnonzero(count == 2)
+        join = (count == 2).nonzero()[0]
         if join.size:
-            drop = np.where(keep_a[join], root_c[join], root_a[join])
+            drop = np.where(keep_a[join], root_c_flat[join], root_a_flat[join]) - base[join]
             join_rows = rows[join]
             labels = state.label[join_rows]
             state.label[join_rows] = np.where(
-                labels == drop[:, None], keep[join, None].astype(np.int16), labels
+                labels == drop[:, None].astype(np.int16), keep[join, None].astype(np.int16), labels
             )
 
-        # Legality. x and the cells around it: a third stone neighbour, or x interior.
+        # Legality. Cells around x: a third stone neighbour, or x interior.
         old = legal[around_flat]
         new = old & (around_degree <= 2) & (count < 2)
         legal[around_flat] = new
         flipped_around = old & ~new  # [6, P]
         legal[x_flat] = False
-        lost = 1 + flipped_around.sum(0)
-        # Stone neighbours of x that became interior block every cell around them.
-        flipped_lists = [(around, flipped_around, index)]
+        lost = 1 + _count_slot(flipped_around).astype(np.int16)
+        free[x_flat] = _count_slot(new)
+        # Free counts lose every flipped cell: x itself for a and c; each cell that turns
+        # illegal for its stone neighbours (x excluded for the cells around x, which the
+        # count above already left out).
+        decrements = [a_flat[count >= 1], c_flat[count == 2]]
+        flat = _slot_nonzero(flipped_around)
+        flipped_cells = [around.ravel()[flat]]
+        flipped_owner = [flat % count_p]
         for stone, present in ((a, count >= 1), (c, count == 2)):
-            interior = np.flatnonzero(present & (degree[base + stone] >= 2))
+            interior = (present & (degree[base + stone] >= 2)).nonzero()[0]
             if interior.size:
                 blocked = neighbours_t[:, stone[interior]]  # [6, I]
                 blocked_flat = blocked + base[interior]
                 old = legal[blocked_flat]
                 legal[blocked_flat] = False
-                lost[interior] += old.sum(0)
-                flipped_lists.append((blocked, old, interior))
-        # A cell beside both ends of the new ribbon would close a ring.
-        two_ends = np.flatnonzero(new_end0 != new_end1)
+                lost[interior] += _count_slot(old)
+                flat = _slot_nonzero(old)
+                flipped_cells.append(blocked.ravel()[flat])
+                flipped_owner.append(interior[flat % interior.size])
+        # A cell beside both ends of the new ribbon would close a ring; its only stone
+        # neighbours are those two ends.
+        two_ends = (new_end0 != new_end1).nonzero()[0]
         if two_ends.size:
             beside = neighbours_t[:, new_end0[two_ends]]  # [6, S]
             closes = self._adjacency[beside, new_end1[two_ends]]
             beside_flat = beside + base[two_ends]
             old = legal[beside_flat]
             legal[beside_flat] = old & ~closes
-            lost[two_ends] += (old & closes).sum(0)
-        state.legal_count[rows] -= lost.astype(np.int16)
+            shut = _count_slot(old & closes)
+            lost[two_ends] += shut
+            hit = np.repeat(two_ends, shut)
+            decrements += [base[hit] + new_end0[hit], base[hit] + new_end1[hit]]
+        state.legal_count[rows] -= lost
 
-        return self._limited_ribbons(
-            state, rows, base, keep, new_end0, new_end1, colours, flipped_lists
-        )
+        # Stone neighbours of the other flipped cells.
+        owner = np.concatenate(flipped_owner)  # [F] index into rows
+        near = neighbours_t[:, np.concatenate(flipped_cells)] + base[owner]  # [6, F]
+        is_stone = (stones[near] != EMPTY) & (near != x_flat[owner])
+        hits = _slot_nonzero(is_stone)
+        touched = near.ravel()[hits]  # [T] flat stones that lost a legal neighbour
+        toucher = owner[hits % owner.size]  # [T]
+        decrements.append(touched)
+        decrement = np.concatenate(decrements)
+        np.add.at(free, decrement, np.full(decrement.size, -1, dtype=np.int8))
 
-    def _is_open(self, legal_flat, base, stones) -> np.ndarray:
-        """bool [K]: the stones [K] of games at flat offset base [K] touch a legal cell."""
-        around = self._neighbours_t[:, stones] + base  # [6, K]
-        return legal_flat[around].any(0)
-
-    def _limited_ribbons(self, state, rows, base, keep, end0_new, end1_new, colours, flips):
-        """Ribbons that just became limited: (games [K], roots [K], tie colours [K])."""
-        legal = state.legal_padded.ravel()
-        stones = state.stones_padded.ravel()
-        label = state.label.ravel()
-        # The new stone's ribbon.
-        closed = ~(self._is_open(legal, base, end0_new) | self._is_open(legal, base, end1_new))
-        new_ribbon = np.flatnonzero(closed)
+        # The new ribbon is limited when both ends are shut; another ribbon when the stone
+        # that just lost a neighbour has none left and neither has its other end.
+        shut_new = (free[base + new_end0] == 0) & (free[base + new_end1] == 0)
+        new_ribbon = shut_new.nonzero()[0]
         games = [rows[new_ribbon]]
         roots = [keep[new_ribbon]]
         ties = [opponent(colours[new_ribbon])]
-        # Other ribbons: stone neighbours (outside the new ribbon) of the cells that just
-        # turned illegal are ends of ribbons that may have lost their last legal cell.
-        cells_list, owner_list = [], []
-        for cells, flipped, owners in flips:
-            slot, column = np.nonzero(flipped)
-            if slot.size:
-                cells_list.append(cells[slot, column])
-                owner_list.append(owners[column])
-        if cells_list:
-            flipped_cells = np.concatenate(cells_list)  # [F]
-            owner = np.concatenate(owner_list)  # [F] index into rows
-            near = self._neighbours_t[:, flipped_cells] + base[owner]  # [6, F]
-            near_root = label[near].astype(np.intp)
-            candidate = (stones[near] != EMPTY) & (near_root != keep[owner])
-            slot, column = np.nonzero(candidate)
-            if slot.size:
-                end_flat = near[slot, column]
-                who = owner[column]
-                game_base = base[who]
-                root = near_root[slot, column]
-                end = end_flat - game_base
-                root_flat = game_base + root
-                end0 = state.ribbon_end0.ravel()[root_flat]
-                far = np.where(end0 == end, state.ribbon_end1.ravel()[root_flat], end0)
-                shut = ~(
-                    self._is_open(legal, game_base, end)
-                    | self._is_open(legal, game_base, far.astype(np.intp))
-                )
-                games.append(rows[who[shut]])
-                roots.append(root[shut])
-                ties.append(opponent(colours[who[shut]]))
+        root_flat = base[toucher] + label[touched]
+        candidate = (free[touched] == 0) & (root_flat != keep_flat[toucher])
+        if candidate.any():
+            touched, toucher, root_flat = touched[candidate], toucher[candidate], root_flat[candidate]
+            game_base = base[toucher]
+            end = touched - game_base
+            first_end = end0[root_flat]
+            far = np.where(first_end == end, end1[root_flat], first_end)
+            limited = free[game_base + far] == 0
+            games.append(rows[toucher[limited]])
+            roots.append(root_flat[limited] - game_base[limited])
+            ties.append(opponent(colours[toucher[limited]]))
         return np.concatenate(games), np.concatenate(roots), np.concatenate(ties)
 
     def _claim(self, state: GameState, games, roots, tie_colour, limited: bool) -> None:
@@ -419,8 +449,8 @@ class Engine:
         winner = np.where(
             2 * black > length, BLACK, np.where(2 * black < length, WHITE, tie_colour)
         ).astype(np.int8)
-        members = state.label[games] == roots[:, None]  # [K, C+1]
-        which, cell = np.nonzero(members)
+        members = state.label[games] == roots[:, None].astype(np.int16)  # [K, C+1]
+        which, cell = _nonzero_slot(members)
         cell_flat = games[which] * width + cell
         state.stones_padded.ravel()[cell_flat] = winner[which]
         if limited:
@@ -452,7 +482,7 @@ class Engine:
         fallback &= ~state.terminal
         rows = np.flatnonzero(fallback)
         if rows.size:
-            mask = self.legal_actions(state.take(rows))
+            mask = self._legal_actions_rows(state, rows)  # [R, A]
             counts = mask.sum(1)
             target = np.floor(rng.random(rows.size) * counts).astype(np.intp)
             picked = (mask.cumsum(1) > target[:, None]).argmax(1)

@@ -27,6 +27,7 @@ class GameState:
     limited_padded: np.ndarray  # bool [B, C+1] stone is in a limited (claimed) ribbon
     degree_padded: np.ndarray  # int8 [B, C+1] number of stone neighbours
     label: np.ndarray  # int16 [B, C+1] ribbon root of each stone (C for empty cells)
+    free: np.ndarray  # int8 [B, C+1] number of legal neighbours of each stone
     ribbon_length: np.ndarray  # int16 [B, C+1] at the root: number of stones
     ribbon_black: np.ndarray  # int16 [B, C+1] at the root: number of black stones
     ribbon_end0: np.ndarray  # int16 [B, C+1] at the root: one end stone

@@ -335,7 +335,16 @@ def _check_model_state(net: torch.nn.Module, checkpoint: Checkpoint) -> None:
 
 
 def restore_trainer(checkpoint: Checkpoint, trainer: Trainer) -> None:
-    """Load model weights, optimiser state and step into `trainer` (checked first)."""
+    """Load model weights, optimiser state and step into `trainer` (checked first: the
+    network's shapes, board and config must equal the checkpoint's)."""
+    if isinstance(trainer.net, PolicyValueNet):
+        mine, saved = trainer.net.init_args, checkpoint.network_args
+        differing = sorted(key for key in set(mine) | set(saved) if mine.get(key) != saved.get(key))
+        if differing:
+            raise CheckpointError(
+                f"checkpoint {str(checkpoint.path)!r} does not fit this network: different"
+                f" {', '.join(differing)}"
+            )
     _check_model_state(trainer.net, checkpoint)
     saved_groups = checkpoint.optimizer_state.get("param_groups", [])
     groups = trainer.optimizer.param_groups

@@ -223,6 +223,8 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
     loop = config.loop
     if not loop.run_dir:
         raise ValueError("loop.run_dir must be set (the CLI picks runs/train-<time>)")
+    if loop.threads:
+        torch.set_num_threads(loop.threads)
     run_dir = Path(loop.run_dir)
     shard_dir, checkpoint_dir = run_dir / "shards", run_dir / "checkpoints"
     shard_dir.mkdir(parents=True, exist_ok=True)

@@ -19,6 +19,7 @@ class LoopConfig:
     resume: bool = False  # continue the run in run_dir from its newest checkpoint, exactly
     seed: int = 0  # seeds numpy and torch; a resumed run restores RNG states instead
     device: str = "auto"  # auto | cpu | cuda
+    threads: int = 0  # torch CPU threads (0 = torch's default); 1 suits a shared/small CPU
     iterations: int = 200  # self-play + training rounds; 0 = until max_minutes
     max_minutes: float = 0.0  # wall-clock budget in minutes (this process); 0 = none
     games_per_iteration: int = 128  # complete self-play games per iteration (one shard)
@@ -37,6 +38,8 @@ class LoopConfig:
         for name in ("games_per_iteration", "checkpoint_every"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.threads < 0:
+            raise ValueError(f"threads must be >= 0, got {self.threads}")
         if self.keep_checkpoints < 0:
             raise ValueError(f"keep_checkpoints must be >= 0, got {self.keep_checkpoints}")
         if self.device not in ("auto", "cpu", "cuda") and not self.device.startswith("cuda:"):

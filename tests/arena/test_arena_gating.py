@@ -143,3 +143,19 @@ def test_gating_callback_plays_real_games(tmp_path):
     assert champion == ("greedy1.pt" if result.match.score >= 0.55 else "random0.pt")
     assert result.promoted == (champion == "greedy1.pt")
     assert len(lines) == 2 and "greedy1.pt" in lines[1]
+
+
+def test_gating_callback_takes_a_checkpoint_event(tmp_path):
+    from types import SimpleNamespace
+
+    config = GateConfig(num_games=4, registry=str(tmp_path / "champions.json"))
+    callback = gating.make_gating_callback(RULES, config, log=None, factory=PathFactory())
+    callback(SimpleNamespace(path="random0.pt", counters=SimpleNamespace(step=0),
+                             fair_komi=3.4))
+    event = SimpleNamespace(path="greedy7.pt", counters=SimpleNamespace(step=7), fair_komi=3.4)
+    result = callback(event)
+    assert result.step == 7 and result.match.komi == 3  # the fair komi, rounded
+    far = SimpleNamespace(path="greedy8.pt", counters=SimpleNamespace(step=8), fair_komi=40.0)
+    assert callback(far).match.komi == 15  # clipped into the komi range
+    with pytest.raises(ValueError, match="step"):
+        callback("greedy9.pt")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
@@ -65,7 +66,18 @@ def test_round_trip_matches_the_network(model_path: Path) -> None:
     np.testing.assert_allclose(one["policy_logits"], out["policy_logits"][:1], atol=1e-5)
 
 
-def test_loads_with_torch_alone(model_path: Path) -> None:
+def test_loads_with_plain_torch_export(model_path: Path) -> None:
+    extra = {METADATA_MEMBER: ""}
+    program = torch.export.load(io.BytesIO(model_path.read_bytes()), extra_files=extra).module()
+    meta = json.loads(extra[METADATA_MEMBER])
+    size = meta["grid_size"]
+    outputs = program(torch.zeros(2, meta["num_planes"], size, size),
+                      torch.zeros(2, meta["num_globals"]))
+    assert [tuple(o.shape) for o in outputs] == [(2, 20), (2, 3), (2,), (2, 19)]
+
+
+@pytest.mark.slow
+def test_loads_in_a_process_without_catena_zero(model_path: Path) -> None:
     script = (
         "import sys, io, json, zipfile\n"
         "sys.modules['catena_zero'] = None  # any project import would fail\n"

@@ -102,3 +102,12 @@ def test_side2_opening_sweep_with_perfect_players_follows_the_solver():
 def test_sweep_rejects_komi_outside_the_range():
     with pytest.raises(ValueError, match="komi 16"):
         sweep_komi(Rules(side=2), SolverAgent(), [3, 16], games_per_komi=2, seed=0)
+
+
+def test_quadratic_default_grid_bisects_down_to_the_exact_fair_komi():
+    """Quadratic komi runs 0..1000: the default grid refines around the crossing until
+    the bracket is one komi wide, so perfect players recover the exact 8.5 on side 2."""
+    rules = Rules(side=2, scoring="quadratic")
+    table = run_sweep(rules, SolverAgent(), SweepConfig(games_per_komi=2))
+    assert len(table.komi) <= SweepConfig().max_grid_points and table.komi.max() == 1000
+    assert fit_table(table).fair_komi == solver_for(rules).value() == 8.5

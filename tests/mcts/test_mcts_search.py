@@ -152,3 +152,20 @@ def test_config_validation_names_the_field():
         SearchConfig(num_simulations=0)
     with pytest.raises(ValueError, match="dirichlet_fraction"):
         SearchConfig(dirichlet_fraction=1.5)
+
+
+def test_sample_actions_follows_the_temperature():
+    from catena_zero.mcts import sample_actions
+
+    rng = np.random.default_rng(6)
+    visits = np.tile(np.array([[0, 30, 10, 0]]), (4000, 1))
+    greedy = sample_actions(visits, 0.0, rng)
+    assert (greedy == 1).all()
+    sampled = sample_actions(visits, 1.0, rng)
+    assert set(np.unique(sampled)) == {1, 2}
+    assert abs((sampled == 1).mean() - 0.75) < 0.03
+    flat = sample_actions(visits, 2.0, rng)  # weights sqrt(30) : sqrt(10)
+    assert abs((flat == 1).mean() - np.sqrt(30) / (np.sqrt(30) + np.sqrt(10))) < 0.03
+    assert sample_actions(np.zeros((1, 4)), 1.0, rng)[0] == NO_ACTION
+    with pytest.raises(ValueError, match="temperature"):
+        sample_actions(visits[:1], -1.0, rng)

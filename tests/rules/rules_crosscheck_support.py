@@ -147,3 +147,61 @@ def crosscheck(side: int, game_type: str, num_games: int, seed: int,
     count.trajectories += num_games
     count.fast_games += num_games * len(SCORINGS)
     return count
+
+
+def crosscheck_with_restarts(side: int, game_type: str, scoring: str, slots: int,
+                             total_games: int, seed: int) -> CrosscheckCount:
+    """Like `crosscheck`, but a finished game's slot is refilled with a new game through
+    `take`/`put` (as self-play does), so no state may leak from one game to the next."""
+    rng = random.Random(seed)
+    engine = Engine(Rules(side=side, game_type=game_type, scoring=scoring))
+    count = CrosscheckCount()
+
+    def fresh_game() -> tuple[RefGame, int]:
+        return RefGame(side, game_type, "standard", 0), random_komi(rng, game_type, scoring)
+
+    games = [fresh_game() for _ in range(slots)]
+    state = engine.new_games(slots, komi=np.array([komi for _, komi in games]))
+    started = slots
+    while games:
+        fast_legal = engine.legal_actions(state)
+        actions = np.full(len(games), NO_ACTION, dtype=np.int64)
+        masks = []
+        for index, (ref, komi) in enumerate(games):
+            mask = ref.legal_actions()
+            masks.append(mask)
+            compare_state(ref, engine, state, index, fast_legal[index], mask, komi, scoring)
+            if not ref.terminal:
+                actions[index] = choose_action(ref, mask, rng, 0.5)
+        finished = [index for index, (ref, _) in enumerate(games) if ref.terminal]
+        if finished:
+            result = engine.result(state)
+            for index in finished:
+                ref, komi = games[index]
+                scored = ref.copy()
+                scored.scoring, scored.komi = scoring, komi
+                winner, margin = scored.result()
+                where = describe(ref, komi, scoring)
+                assert int(result.winner[index]) == winner, f"winner differs at {where}"
+                assert float(result.margin[index]) == margin, f"margin differs at {where}"
+                count.fast_games += 1
+            refill = finished[:max(0, total_games - started)]
+            if refill:
+                for index in refill:
+                    games[index] = fresh_game()
+                    started += 1
+                new = engine.new_games(len(refill),
+                                       komi=np.array([games[i][1] for i in refill]))
+                state.put(np.array(refill), new)
+            keep = [index for index in range(len(games))
+                    if index not in finished or index in refill]
+            games = [games[index] for index in keep]
+            state = state.take(np.array(keep, dtype=np.int64))
+            continue  # compare the refilled slots before anyone moves
+        engine.step(state, actions)
+        for index, (ref, _) in enumerate(games):
+            if actions[index] != NO_ACTION:
+                ref.step(int(actions[index]), masks[index])
+                count.actions += 1
+    count.trajectories = count.fast_games
+    return count

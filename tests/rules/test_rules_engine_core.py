@@ -361,3 +361,61 @@ def test_long_random_runs_stay_exact_on_every_side():
             if game_type == "komi":
                 assert state.limited[stones != EMPTY].all()
                 assert not state.legal_cells.any()
+
+
+@pytest.mark.parametrize("game_type", ["komi", "nokomi", "double"])
+def test_fast_engine_matches_first_batched_engine(game_type):
+    """The optimised engine against the first, simpler batched engine (kept private)."""
+    from catena_zero.rules.slow_engine import SlowEngine
+
+    rng = np.random.default_rng(11)
+    fields = ("stones", "legal_cells", "limited", "degree", "to_move", "stones_left", "button",
+              "last_placer", "move_number", "terminal")
+    for side, scoring in ((2, "standard"), (3, "longest"), (4, "quadratic"), (6, "standard")):
+        rules = Rules(side, game_type, scoring)
+        fast, slow = Engine(rules), SlowEngine(rules)
+        high = rules.komi_range[1]
+        komi = rng.integers(0, high + 1, size=24)
+        fast_state, slow_state = fast.new_games(24, komi), slow.new_games(24, komi)
+        while not fast_state.terminal.all():
+            legal = fast.legal_actions(fast_state)
+            assert (legal == slow.legal_actions(slow_state)).all()
+            actions = fast.random_actions(fast_state, rng)
+            assert legal[actions >= 0, actions[actions >= 0]].all()
+            fast.step(fast_state, actions)
+            slow.step(slow_state, actions)
+            for name in fields:
+                assert (getattr(fast_state, name) == getattr(slow_state, name)).all(), name
+            assert (fast_state.legal_count == fast_state.legal_cells.sum(1)).all()
+            around = fast_state.legal_padded[:, fast.board.neighbours_padded[:-1]].sum(-1)
+            has_stone = fast_state.stones != EMPTY
+            assert (fast_state.free[:, :-1][has_stone] == around[has_stone]).all()
+        fast_result, slow_result = fast.result(fast_state), slow.result(slow_state)
+        assert (fast_result.winner == slow_result.winner).all()
+        assert (fast_result.margin == slow_result.margin).all()
+
+
+@pytest.mark.parametrize("game_type", ["komi", "nokomi", "double"])
+def test_python_engine_matches_batched_engine(game_type):
+    """The benchmark's one-game pure-Python engine plays the same games as the batched one."""
+    import random
+
+    from catena_zero.rules.python_engine import PythonGame
+
+    rng = random.Random(3)
+    for side in (2, 3, 5, 7):
+        rules = Rules(side, game_type, "standard")
+        engine = Engine(rules)
+        for _ in range(4):
+            game, state = PythonGame(rules), engine.new_games(1)
+            while not game.terminal:
+                legal = np.flatnonzero(engine.legal_actions(state)[0]).tolist()
+                assert sorted(game.legal_actions()) == legal
+                action = game.random_action(rng)
+                game.step(action)
+                engine.step(state, np.array([action]))
+                assert game.stones == state.stones[0].tolist()
+                assert game.limited == state.limited[0].tolist()
+                assert game.terminal == bool(state.terminal[0])
+                assert game.to_move == state.to_move[0] or game.terminal
+            assert game.button == state.button[0]

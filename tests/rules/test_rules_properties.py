@@ -1,10 +1,11 @@
 """Hypothesis property tests of the fast engine on random batched games."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from catena_zero.rules import BLACK, NO_ACTION, WHITE, Engine, Rules
+from catena_zero.rules import BLACK, NO_ACTION, WHITE, Engine, Rules, get_board
 from tests.rules.reference_engine import GAME_TYPES, SCORINGS, RefGame
 
 BATCH = 6
@@ -97,3 +98,24 @@ def test_take_and_put_round_trip(side, seed):
     np.testing.assert_array_equal(copy.stones, state.stones)
     joined = type(state).concatenate([part, part])
     assert joined.batch_size == 6
+
+
+@pytest.mark.parametrize("game_type", GAME_TYPES)
+@pytest.mark.parametrize("moves_before", [0, 3, 6])
+def test_random_actions_are_uniform_over_legal_actions(game_type, moves_before):
+    engine = Engine(Rules(side=3, game_type=game_type))
+    rng = np.random.default_rng(moves_before)
+    state = engine.new_games(1)
+    for _ in range(moves_before):
+        if not state.terminal[0]:
+            engine.step(state, engine.random_actions(state, rng))
+    if state.terminal[0]:
+        pytest.skip("the game ended before the position under test")
+    samples = 20_000
+    many = state.take(np.zeros(samples, dtype=np.int64))
+    counts = np.bincount(engine.random_actions(many, rng), minlength=get_board(3).num_actions)
+    legal = np.flatnonzero(engine.legal_actions(state)[0])
+    assert set(np.flatnonzero(counts).tolist()) == set(legal.tolist())
+    share = 1.0 / len(legal)
+    spread = np.sqrt(samples * share * (1 - share))
+    assert (np.abs(counts[legal] - samples * share) < 5 * spread).all(), counts[legal]

@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from tests.rules.reference_engine import GAME_TYPES
-from tests.rules.rules_crosscheck_support import crosscheck
+from tests.rules.rules_crosscheck_support import crosscheck, crosscheck_with_restarts
 
 # Reference trajectories per game type; the fast subset keeps the whole file well under 30 s.
 FAST_TRAJECTORIES = {2: 6, 3: 4, 4: 3, 5: 2, 6: 2, 7: 1, 8: 1, 9: 1, 10: 1}
@@ -57,3 +57,23 @@ def test_cross_checked_games_reach_the_rare_rule_situations():
         "longest: no ribbon remains",
     ]:
         assert events[situation] > 0, f"no game reached: {situation}"
+
+
+@pytest.mark.parametrize("side,game_type,scoring", [(3, "komi", "longest"),
+                                                    (4, "double", "quadratic"),
+                                                    (5, "nokomi", "standard")])
+def test_fast_engine_matches_reference_with_slot_restarts(side, game_type, scoring):
+    count = crosscheck_with_restarts(side, game_type, scoring, slots=4, total_games=12,
+                                     seed=side)
+    assert count.fast_games == 12
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("game_type", GAME_TYPES)
+@pytest.mark.parametrize("side,scoring", [(2, "standard"), (3, "quadratic"), (4, "longest"),
+                                          (6, "standard")])
+def test_fast_engine_matches_reference_with_many_slot_restarts(side, game_type, scoring):
+    total = 600 if side <= 3 else 150 if side == 4 else 40
+    count = crosscheck_with_restarts(side, game_type, scoring, slots=16, total_games=total,
+                                     seed=77 * side)
+    assert count.fast_games == total

@@ -68,7 +68,7 @@ def test_legality_claiming_and_scores_invariant_under_symmetries(side, game_type
     tables = np.asarray(board.action_symmetries)
     cell_tables = np.asarray(board.symmetries)
     komi = 3 if game_type == "komi" else 0
-    for seed in range(3):
+    for seed in range(3 if side <= 7 else 1):
         moves = reference_moves(side, game_type, seed)
         state = engine.new_games(12, komi=komi)
         for move in moves:

@@ -1,0 +1,187 @@
+"""The learner of the Ray runtime: consumes self-play shards in arrival order, trains, checkpoints.
+
+It is a plain class (no Ray here) so it can be tested in-process; `runtime.py` wraps it in an
+actor. Shard handover works by files, like KataGo's: a self-play worker writes each shard
+atomically into `<run_dir>/pending/`; the learner adopts it by renaming it (atomically) to
+`<run_dir>/shards/shard-<iteration>.npz`, so `shards/` always holds exactly the shards that
+were trained on, in the order they were trained on. On resume the shards adopted after the
+newest checkpoint are moved back to `pending/` and consumed again: no written shard is ever
+lost, and the counters and replay window are those of the checkpoint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import numpy as np
+
+from catena_zero.data import ReplayWindow, ShardError, list_shards, read_shard_meta, shard_filename
+from catena_zero.rules import Engine
+from catena_zero.selfplay.evaluator import NetworkEvaluator
+from catena_zero.selfplay.fair_komi import estimate_fair_komi
+from catena_zero.train.checkpoint import Counters, latest_checkpoint, load_checkpoint
+from catena_zero.train.loop import (
+    CheckpointEvent,
+    LoopState,
+    SelfPlayResult,
+    WeightsMessage,
+    learner_iteration,
+    make_weights_message,
+)
+from catena_zero.train.loop import (
+    _checkpoint as save_loop_checkpoint,
+)
+from catena_zero.train.loop import (
+    _Logger as LoopLogger,
+)
+from catena_zero.train.loop import (
+    _resume_or_start as resume_or_start,
+)
+from catena_zero.train.loop import (
+    _scalars as loop_scalars,
+)
+from catena_zero.train.loop_config import TrainLoopConfig
+
+PENDING_DIR = "pending"
+_SHARD_SEQUENCE = re.compile(r"shard-(\d+)")
+
+
+@dataclasses.dataclass(frozen=True)
+class LearnerStatus:
+    """Learner -> driver after consuming one shard."""
+
+    counters: Counters  # counters after this shard
+    weights_version: int  # version of the weights now held (trainer step)
+    fair_komi: float  # the current fair-komi estimate for new games
+    checkpoint: str | None  # checkpoint written after this shard, if any
+    scalars: dict[str, float]  # what was logged for this iteration
+
+
+def pending_dir(run_dir: str | Path) -> Path:
+    return Path(run_dir) / PENDING_DIR
+
+
+def _sequence(path: Path) -> int:
+    match = _SHARD_SEQUENCE.match(path.name)
+    return int(match.group(1)) if match else -1
+
+
+def requeue_unsaved_shards(run_dir: Path, iteration: int) -> list[Path]:
+    """Move shards adopted at or after `iteration` (work after the checkpoint) back to pending/.
+
+    Their names keep their sequence so they are consumed again in the same order.
+    """
+    moved = []
+    pending = pending_dir(run_dir)
+    pending.mkdir(parents=True, exist_ok=True)
+    for path in list_shards(run_dir / "shards"):
+        if _sequence(path) >= iteration:
+            target = pending / f"requeued-{path.name}"
+            path.replace(target)
+            moved.append(target)
+    return moved
+
+
+class LearnerCore:
+    """Trains on shards handed over by the self-play workers; resumes from the newest checkpoint.
+
+    `consume(result)` adopts the result's shard, takes `train.steps_per_iteration` optimiser
+    steps on the replay window, logs, and checkpoints every `loop.checkpoint_every` shards.
+    """
+
+    def __init__(self, config: TrainLoopConfig):
+        loop = config.loop
+        if not loop.run_dir:
+            raise ValueError("loop.run_dir must be set for the Ray runtime")
+        self.config = config
+        self.run_dir = Path(loop.run_dir)
+        self.shard_dir = self.run_dir / "shards"
+        self.checkpoint_dir = self.run_dir / "checkpoints"
+        for directory in (self.shard_dir, self.checkpoint_dir, pending_dir(self.run_dir)):
+            directory.mkdir(parents=True, exist_ok=True)
+        self.generators = {"selfplay": np.random.default_rng([loop.seed, 1]),
+                           "train": np.random.default_rng([loop.seed, 2])}
+        resume_point = latest_checkpoint(self.checkpoint_dir) if loop.resume else None
+        iteration = load_checkpoint(resume_point).counters.iteration if resume_point else 0
+        self.requeued = requeue_unsaved_shards(self.run_dir, iteration)
+        self.trainer, self.state = resume_or_start(config, self.checkpoint_dir, self.shard_dir,
+                                                   loop.device, self.generators)
+        self.engine = Engine(config.rules)
+        self.evaluator = NetworkEvaluator(self.trainer.net, self.engine, self.trainer.device)
+        if self.state.fair_komi is None:
+            self.state.fair_komi = estimate_fair_komi(self.engine, self.evaluator)
+        self.window = ReplayWindow(self.shard_dir, window_samples=config.train.window_samples)
+        self.logger = LoopLogger(dataclasses.replace(
+            config, loop=dataclasses.replace(loop, progress=False)),
+            self.run_dir / "tensorboard", self.state.counters.iteration)
+        self.last_checkpoint: Path | None = resume_point
+
+    # --- queries -----------------------------------------------------------------------
+    def weights(self) -> WeightsMessage:
+        return make_weights_message(self.trainer)
+
+    def loop_state(self) -> LoopState:
+        return self.state
+
+    def pending_shards(self) -> list[str]:
+        """Complete shards waiting in pending/ (left by workers or requeued), oldest first."""
+        paths = list_shards(pending_dir(self.run_dir))
+        return [str(p) for p in sorted(paths, key=lambda p: (not p.name.startswith("requeued-"),
+                                                              p.stat().st_mtime, p.name))]
+
+    # --- work --------------------------------------------------------------------------
+    def adopt(self, shard_path: str | Path) -> Path:
+        """Rename a pending shard to the next sequence number in shards/ (atomic)."""
+        source = Path(shard_path)
+        read_shard_meta(source)  # refuse a foreign or corrupt file before it enters the window
+        target = self.shard_dir / shard_filename(self.state.counters.iteration)
+        source.replace(target)
+        return target
+
+    def consume(self, result: SelfPlayResult) -> LearnerStatus:
+        """Train on one new shard; returns the counters, weights version and any checkpoint."""
+        try:
+            self.adopt(result.shard_path)
+        except (ShardError, OSError) as error:
+            raise ValueError(f"cannot adopt shard {result.shard_path}: {error}") from error
+        learned = learner_iteration(self.trainer, self.window, self.config.train,
+                                    self.generators["train"])
+        self.evaluator.refresh()
+        counters = self.state.counters
+        stats = result.stats
+        self.state.counters = dataclasses.replace(
+            counters, step=self.trainer.step, iteration=counters.iteration + 1,
+            games=counters.games + stats.games, positions=counters.positions + stats.positions)
+        scalars = loop_scalars(result, learned)
+        scalars["selfplay/weights_lag"] = float(self.trainer.step - result.weights_version)
+        self.logger.log(self.state.counters.iteration, scalars, {})
+        checkpoint = None
+        if self.state.counters.iteration % self.config.loop.checkpoint_every == 0:
+            checkpoint = self.checkpoint()
+        return self._status(checkpoint, scalars)
+
+    def checkpoint(self) -> Path:
+        """Write a checkpoint now (and refresh the fair-komi estimate it records)."""
+        if self.state.counters.iteration % self.config.selfplay.fair_komi_every == 0:
+            self.state.fair_komi = estimate_fair_komi(self.engine, self.evaluator)
+        self.last_checkpoint = save_loop_checkpoint(self.config, self.trainer, self.state,
+                                                    self.checkpoint_dir, self.generators)
+        return self.last_checkpoint
+
+    def checkpoint_event(self) -> CheckpointEvent | None:
+        if self.last_checkpoint is None:
+            return None
+        return CheckpointEvent(self.last_checkpoint, self.state.counters,
+                               float(self.state.fair_komi), self.run_dir)
+
+    def close(self) -> None:
+        self.logger.close()
+
+    def _status(self, checkpoint: Path | None, scalars: dict[str, float]) -> LearnerStatus:
+        return LearnerStatus(counters=self.state.counters, weights_version=self.trainer.step,
+                             fair_komi=float(self.state.fair_komi),
+                             checkpoint=None if checkpoint is None else str(checkpoint),
+                             scalars=scalars)
+

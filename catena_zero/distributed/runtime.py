@@ -1,0 +1,277 @@
+"""`runtime=ray`: self-play actors, one learner actor and the driver loop between them.
+
+    driver ── SelfPlayTask + weights ref ──▶ SelfPlayWorker actors (N, one CPU each)
+       ▲                                         │ shard written atomically into pending/
+       └──── SelfPlayResult (ray.wait) ◀──────────┘
+    driver ── SelfPlayResult ──▶ Learner actor (adopts the shard, trains, checkpoints)
+    driver ◀── LearnerStatus ── (new weights version → ray.put once → next tasks)
+
+The driver blocks on `ray.wait` for whichever self-play task finishes first; nothing polls.
+Weights carry a version (the trainer step); each version is put in the object store once
+and a worker loads it only when its version changes. A worker that dies is restarted by Ray
+(`max_restarts`) and its task is resubmitted; its shard was either written whole or not at
+all. The learner resumes from its newest checkpoint when restarted (by Ray or by the user
+with `resume=true`); shards adopted after that checkpoint are consumed again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import ray
+from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
+
+from catena_zero.data import list_shards
+from catena_zero.distributed.config import RayConfig
+from catena_zero.distributed.learner import LearnerCore, LearnerStatus, pending_dir
+from catena_zero.distributed.worker import SelfPlayTask, SelfPlayWorkerCore
+from catena_zero.train.loop import CheckpointHook
+from catena_zero.train.loop_config import TrainLoopConfig
+
+_WORKER_FAILURES = (RayActorError, ActorDiedError, ActorUnavailableError)
+
+
+def connect(config: RayConfig) -> None:
+    """ray.init on this machine, or join the cluster at `config.address`."""
+    if ray.is_initialized():
+        return
+    options: dict[str, Any] = {"namespace": config.namespace,
+                               "log_to_driver": config.log_to_driver}
+    if config.address:
+        ray.init(address=config.address, **options)
+    else:
+        ray.init(include_dashboard=config.include_dashboard, **options)
+
+
+def _cleanup_partial_writes(directory: Path) -> None:
+    """Temp files of writes that a killed worker never finished (never read by anyone)."""
+    for path in directory.glob("*.tmp-*"):
+        path.unlink(missing_ok=True)
+
+
+class _LearnerActor(LearnerCore):
+    """The learner as an actor: restarted by Ray after a crash, it resumes from its checkpoint
+    whatever `loop.resume` said when the run started."""
+
+    def __init__(self, config: TrainLoopConfig):
+        if ray.get_runtime_context().was_current_actor_reconstructed:
+            config = dataclasses.replace(
+                config, loop=dataclasses.replace(config.loop, resume=True))
+        super().__init__(config)
+
+
+class _Driver:
+    """Keeps every worker busy and feeds finished shards to the learner in arrival order."""
+
+    def __init__(self, config: TrainLoopConfig, ray_config: RayConfig,
+                 on_checkpoint: CheckpointHook | None):
+        self.config = config
+        self.ray_config = ray_config
+        self.on_checkpoint = on_checkpoint
+        self.run_dir = Path(config.loop.run_dir)
+        restarts = ray_config.max_actor_restarts
+        learner_class = ray.remote(_LearnerActor).options(
+            num_cpus=1, num_gpus=ray_config.learner_gpus, max_restarts=restarts,
+            max_task_retries=0)
+        self.learner = learner_class.remote(config)
+        self.state = ray.get(self.learner.loop_state.remote())
+        self.weights_version = -1
+        self.weights_ref = None
+        self._refresh_weights()
+        cluster_cpus = float(ray.cluster_resources().get("CPU", 0))
+        self.num_workers = ray_config.actors_for(cluster_cpus)
+        worker_class = ray.remote(SelfPlayWorkerCore).options(
+            num_cpus=ray_config.cpus_per_actor, max_restarts=restarts, max_task_retries=0)
+        self.workers = [worker_class.remote(config, index) for index in range(self.num_workers)]
+        self.next_task_id = int(time.time() * 1000) % 10**9  # unique across restarts of a run
+        self.failures: dict[int, int] = {}
+        self.in_flight: dict[ray.ObjectRef, tuple[int, SelfPlayTask]] = {}
+        self.worker_failures = 0
+        self.learner_restarts = 0
+
+    def _refresh_weights(self) -> None:
+        message = ray.get(self.learner.weights.remote())
+        if message.version != self.weights_version:
+            self.weights_ref = ray.put(message)
+            self.weights_version = message.version
+
+    def _submit(self, worker_index: int, task: SelfPlayTask | None = None) -> None:
+        if task is None:
+            task_id = self.next_task_id
+            self.next_task_id += 1
+            task = SelfPlayTask(
+                task_id=task_id, attempt=0, fair_komi=float(self.state.fair_komi or 0.0),
+                weights_version=self.weights_version,
+                shard_path=str(pending_dir(self.run_dir) / f"shard-{task_id:012d}.npz"))
+        reference = self.workers[worker_index].play.remote(task, self.weights_ref)
+        self.in_flight[reference] = (worker_index, task)
+
+    def _resubmit(self, worker_index: int, task: SelfPlayTask, error: Exception) -> None:
+        self.worker_failures += 1
+        failures = self.failures.get(task.task_id, 0) + 1
+        self.failures[task.task_id] = failures
+        if failures > self.ray_config.max_task_failures:
+            raise RuntimeError(f"self-play task {task.task_id} failed {failures} times; "
+                               f"last error: {error}") from error
+        _cleanup_partial_writes(pending_dir(self.run_dir))
+        retry = dataclasses.replace(task, attempt=task.attempt + 1,
+                                    weights_version=self.weights_version)
+        self._submit(worker_index, retry)
+
+    def _consume(self, result) -> LearnerStatus | None:
+        """Hand one shard to the learner; None when it was already taken (see `_recover`)."""
+        if not Path(result.shard_path).exists():
+            return None  # consumed by `_recover` after a learner restart
+        try:
+            status: LearnerStatus = ray.get(self.learner.consume.remote(result))
+        except _WORKER_FAILURES:
+            return self._recover()
+        self._after_consume(status)
+        return status
+
+    def _after_consume(self, status: LearnerStatus) -> None:
+        self.state.counters = status.counters
+        self.state.fair_komi = status.fair_komi
+        if status.weights_version != self.weights_version:
+            self._refresh_weights()
+        if status.checkpoint and self.on_checkpoint is not None:
+            event = ray.get(self.learner.checkpoint_event.remote())
+            if event is not None:
+                self.on_checkpoint(event)
+
+    def _recover(self) -> LearnerStatus | None:
+        """The learner died and Ray restarted it from its newest checkpoint: take its counters
+        and train again on every shard it had not checkpointed (they wait in pending/)."""
+        self.learner_restarts += 1
+        self.state = ray.get(self.learner.loop_state.remote())
+        self.weights_version = -1
+        self._refresh_weights()
+        status = None
+        for path in ray.get(self.learner.pending_shards.remote()):
+            status = ray.get(self.learner.consume.remote(_orphan_result(path)))
+            self._after_consume(status)
+        return status
+
+    def run(self) -> dict[str, Any]:
+        loop = self.config.loop
+        start = time.monotonic()
+        deadline = start + 60.0 * loop.max_minutes if loop.max_minutes else math.inf
+        target = loop.iterations or math.inf
+        bar = _progress_bar(loop, self.state.counters.iteration)
+        last: dict[str, float] = {}
+        positions = 0
+        try:
+            # Shards written before a crash (or requeued by the learner) are trained on first.
+            for path in ray.get(self.learner.pending_shards.remote()):
+                if self.state.counters.iteration >= target:
+                    break
+                status = self._consume(_orphan_result(path))
+                if status is not None:
+                    last = status.scalars
+                    _advance(bar, last)
+            for index in range(self.num_workers):
+                self._submit(index)
+            while self.state.counters.iteration < target and time.monotonic() < deadline:
+                ready, _ = ray.wait(list(self.in_flight), num_returns=1)
+                worker_index, task = self.in_flight.pop(ready[0])
+                try:
+                    result = ray.get(ready[0])
+                except _WORKER_FAILURES as error:
+                    self._resubmit(worker_index, task, error)
+                    continue
+                self._submit(worker_index)
+                status = self._consume(result)
+                positions += result.stats.positions
+                if status is not None:
+                    last = status.scalars
+                    _advance(bar, last)
+            if self.state.counters.iteration % loop.checkpoint_every != 0:
+                ray.get(self.learner.checkpoint.remote())
+        finally:
+            if bar is not None:
+                bar.close()
+        minutes = (time.monotonic() - start) / 60.0
+        checkpoint = ray.get(self.learner.checkpoint_event.remote())
+        ray.get(self.learner.close.remote())
+        return {
+            "run_dir": str(self.run_dir),
+            "runtime": "ray",
+            "selfplay_actors": self.num_workers,
+            "counters": self.state.counters.to_dict(),
+            "fair_komi": self.state.fair_komi,
+            "checkpoint": "" if checkpoint is None else str(checkpoint.path),
+            "minutes": minutes,
+            "positions_per_s": positions / max(minutes * 60.0, 1e-9),
+            "shards": len(list_shards(self.run_dir / "shards")),
+            "worker_failures": self.worker_failures,
+            "learner_restarts": self.learner_restarts,
+            "last": last,
+        }
+
+    def shutdown(self) -> None:
+        for actor in [*self.workers, self.learner]:
+            ray.kill(actor, no_restart=True)
+
+
+def _orphan_result(path: str):
+    """A SelfPlayResult for a shard found on disk (its statistics come from its metadata)."""
+    from catena_zero.data import read_shard_meta
+    from catena_zero.selfplay.selfplay import SelfPlayStats
+    from catena_zero.train.loop import SelfPlayResult
+
+    meta = read_shard_meta(path)
+    extra = meta.extra or {}
+    stats = SelfPlayStats(games=int(meta.num_games), positions=int(extra.get("positions", 0)),
+                          black_wins=int(extra.get("black_wins", 0)),
+                          draws=int(extra.get("draws", 0)), seconds=0.0)
+    return SelfPlayResult(iteration=int(extra.get("iteration", -1)),
+                          weights_version=int(meta.model_step), shard_path=str(path),
+                          stats=stats, fair_komi=float(extra.get("fair_komi", 0.0)))
+
+
+def _progress_bar(loop, initial: int):
+    if not loop.progress:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=loop.iterations or None, initial=initial, unit="shard", dynamic_ncols=True)
+
+
+def _advance(bar, scalars: dict[str, float]) -> None:
+    if bar is None:
+        return
+    postfix = {}
+    if "selfplay/positions_per_s" in scalars:
+        postfix["pos/s/actor"] = f"{scalars['selfplay/positions_per_s']:.0f}"
+    if "loss/total" in scalars:
+        postfix["loss"] = f"{scalars['loss/total']:.3f}"
+    bar.set_postfix(postfix, refresh=False)
+    bar.update(1)
+
+
+def train_distributed(config: TrainLoopConfig, ray_config: RayConfig,
+                      on_checkpoint: CheckpointHook | None = None) -> dict[str, Any]:
+    """Run the training loop on Ray (local by default, a cluster with `ray_config.address`).
+
+    Same outputs as `train_loop` under `loop.run_dir` (shards/, checkpoints/, tensorboard/),
+    plus pending/ for shards written but not yet trained on. Returns the summary dict.
+    """
+    if not config.loop.run_dir:
+        raise ValueError("loop.run_dir must be set (the CLI picks runs/train-<time>)")
+    connect(ray_config)
+    driver = _Driver(config, ray_config, on_checkpoint)
+    try:
+        return driver.run()
+    finally:
+        driver.shutdown()
+
+
+def start_driver(config: TrainLoopConfig, ray_config: RayConfig,
+                 on_checkpoint: CheckpointHook | None = None) -> _Driver:
+    """The driver without running it (tests use it to reach the actors, e.g. to kill one)."""
+    connect(ray_config)
+    return _Driver(config, ray_config, on_checkpoint)

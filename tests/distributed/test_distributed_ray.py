@@ -1,0 +1,152 @@
+"""The Ray runtime end to end on a local Ray: a run finishes, survives a killed self-play actor
+and a killed learner, and every shard and checkpoint it leaves reads back."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from catena_zero.data import list_shards, read_shard  # noqa: E402
+from catena_zero.distributed import RayConfig  # noqa: E402
+from catena_zero.distributed.learner import LearnerCore, pending_dir  # noqa: E402
+from catena_zero.distributed.runtime import start_driver  # noqa: E402
+from catena_zero.distributed.worker import SelfPlayTask, SelfPlayWorkerCore  # noqa: E402
+from catena_zero.mcts.config import SearchConfig  # noqa: E402
+from catena_zero.network.config import NetworkConfig  # noqa: E402
+from catena_zero.rules import Rules  # noqa: E402
+from catena_zero.selfplay.config import SelfPlayConfig  # noqa: E402
+from catena_zero.train.checkpoint import list_checkpoints, load_checkpoint  # noqa: E402
+from catena_zero.train.config import TrainConfig  # noqa: E402
+from catena_zero.train.loop_config import LoopConfig, TrainLoopConfig  # noqa: E402
+
+
+def tiny_config(run_dir: Path, iterations: int, resume: bool = False,
+                side: int = 2) -> TrainLoopConfig:
+    return TrainLoopConfig(
+        rules=Rules(side=side),
+        network=NetworkConfig(blocks=1, channels=8, global_pool_channels=4, policy_head_channels=4,
+                              value_head_channels=4, value_hidden=8),
+        search=SearchConfig(algorithm="gumbel", num_simulations=2, max_considered_actions=2),
+        selfplay=SelfPlayConfig(games_in_batch=4, full_simulations=2, cheap_simulations=2,
+                                full_search_probability=1.0),
+        train=TrainConfig(batch_size=8, steps_per_iteration=2, warmup_steps=0,
+                          min_window_samples=0, window_samples=1000),
+        loop=LoopConfig(run_dir=str(run_dir), resume=resume, iterations=iterations,
+                        games_per_iteration=4, device="cpu", progress=False, seed=3),
+    )
+
+
+def assert_everything_reads_back(run_dir: Path, iterations: int) -> None:
+    shards = list_shards(run_dir / "shards")
+    assert len(shards) >= iterations
+    for path in shards:
+        samples, meta = read_shard(path)
+        assert meta.num_games == 4 and len(samples) > 0
+    checkpoints = list_checkpoints(run_dir / "checkpoints")
+    assert checkpoints
+    for path in checkpoints:
+        load_checkpoint(path)
+    assert not list(pending_dir(run_dir).glob("*.tmp-*"))
+
+
+def test_worker_and_learner_cores_in_process(tmp_path: Path) -> None:
+    """The actor bodies without Ray: a worker's shard is adopted and trained on."""
+    config = tiny_config(tmp_path, iterations=1)
+    learner = LearnerCore(config)
+    worker = SelfPlayWorkerCore(config, worker_index=0)
+    weights = learner.weights()
+    task = SelfPlayTask(task_id=5, attempt=0, fair_komi=0.0, weights_version=weights.version,
+                        shard_path=str(pending_dir(tmp_path) / "shard-000000000005.npz"))
+    result = worker.play(task, weights)
+    assert worker.weights_version == weights.version
+    status = learner.consume(result)
+    assert status.counters.iteration == 1 and status.counters.games == 4
+    assert status.weights_version == 2 and status.checkpoint is not None
+    assert not list(pending_dir(tmp_path).iterdir())
+    learner.close()
+    assert_everything_reads_back(tmp_path, 1)
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=3, include_dashboard=False, log_to_driver=False,
+             namespace="catena_zero_tests")
+    yield
+    ray.shutdown()
+
+
+def _kill_when(driver, condition, target: str, killed: list) -> threading.Thread:
+    def watch() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if condition():
+                actor = driver.workers[0] if target == "worker" else driver.learner
+                ray.kill(actor, no_restart=False)
+                killed.append(target)
+                return
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.slow
+def test_run_survives_a_killed_selfplay_actor(tmp_path: Path, local_ray) -> None:
+    # Side 3 makes a task last long enough (about a second) to be killed while it runs.
+    config = tiny_config(tmp_path, iterations=6, side=3)
+    driver = start_driver(config, RayConfig(num_selfplay_actors=2))
+    killed: list[str] = []
+    started = time.monotonic()
+
+    def worker_zero_busy() -> bool:
+        return time.monotonic() - started > 0.5 and any(
+            index == 0 and not pending_dir(tmp_path).joinpath(
+                Path(task.shard_path).name).exists()
+            for index, task in list(driver.in_flight.values()))
+
+    watcher = _kill_when(driver, worker_zero_busy, "worker", killed)
+    try:
+        summary = driver.run()
+    finally:
+        driver.shutdown()
+    watcher.join(timeout=1)
+    assert killed == ["worker"]
+    assert summary["counters"]["iteration"] >= 6
+    assert summary["worker_failures"] >= 1
+    assert_everything_reads_back(tmp_path, 6)
+
+
+@pytest.mark.slow
+def test_run_survives_a_killed_learner_and_resumes(tmp_path: Path, local_ray) -> None:
+    config = tiny_config(tmp_path, iterations=5)
+    driver = start_driver(config, RayConfig(num_selfplay_actors=2))
+    killed: list[str] = []
+    watcher = _kill_when(driver, lambda: driver.state.counters.iteration >= 2, "learner", killed)
+    try:
+        summary = driver.run()
+    finally:
+        driver.shutdown()
+    watcher.join(timeout=1)
+    assert killed == ["learner"]
+    assert summary["learner_restarts"] >= 1
+    assert summary["counters"]["iteration"] >= 5
+    assert_everything_reads_back(tmp_path, 5)
+    # A user restart with resume=true continues from the newest checkpoint's counters.
+    newest = load_checkpoint(list_checkpoints(tmp_path / "checkpoints")[-1])
+    resumed = dataclasses.replace(config, loop=dataclasses.replace(
+        config.loop, resume=True, iterations=newest.counters.iteration + 2))
+    driver = start_driver(resumed, RayConfig(num_selfplay_actors=1))
+    try:
+        assert driver.state.counters.iteration == newest.counters.iteration
+        summary = driver.run()
+    finally:
+        driver.shutdown()
+    assert summary["counters"]["iteration"] == newest.counters.iteration + 2
+    assert_everything_reads_back(tmp_path, newest.counters.iteration + 2)

@@ -1,0 +1,95 @@
+"""ModelPlayer: search moves, analysis, komi and colour choice, model/side checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from catena_zero.export.model_file import ModelFileError
+from catena_zero.play.bundled import ModelLibrary, bundled_model_path
+from catena_zero.play.model_player import ModelPlayer, PlayerConfig
+from catena_zero.rules import BLACK, WHITE, Game, Rules
+from tests.export.tiny_model import tiny_model_file
+
+
+@pytest.fixture(scope="module")
+def player() -> ModelPlayer:
+    torch.set_num_threads(1)
+    return ModelPlayer(ModelLibrary(tiny_model_file(3)), PlayerConfig(simulations=8))
+
+
+def test_genmove_is_legal_and_repeatable(player: ModelPlayer) -> None:
+    game = Game(Rules(side=3))
+    game.play("C3")
+    first = player.genmove(game)
+    assert first in game.legal_actions()
+    again = ModelPlayer(player.library, PlayerConfig(simulations=8)).genmove(game)
+    assert again == first
+
+
+def test_analysis_fields(player: ModelPlayer) -> None:
+    game = Game(Rules(side=3), komi=4)
+    analysis = player.analyze(game, simulations=16, top=4)
+    assert analysis.to_move == BLACK and 0.0 <= analysis.winrate <= 1.0
+    assert len(analysis.moves) == 4 and analysis.ownership_black.shape == (19,)
+    visits = [move.visits for move in analysis.moves]
+    assert visits == sorted(visits, reverse=True) and sum(visits) <= 16
+    legal = set(game.legal_actions())
+    assert all(move.action in legal and 0.0 <= move.prior <= 1.0 for move in analysis.moves)
+    assert np.all(np.abs(analysis.ownership_black) <= 1.0)
+    # Black's ownership is minus White's: the same network seen from the other side.
+    evaluation = player.evaluate(game)
+    np.testing.assert_allclose(evaluation.ownership_black, analysis.ownership_black, atol=1e-6)
+
+
+def test_choose_komi_is_the_most_balanced(player: ModelPlayer) -> None:
+    rules = Rules(side=3)
+    komis, values = player.komi_values(rules)
+    assert komis.tolist() == list(range(16)) and values.shape == (16,)
+    network_only = ModelPlayer(player.library, PlayerConfig(simulations=8, komi_refine=0))
+    assert network_only.choose_komi(rules) == int(komis[np.argmin(np.abs(values))])
+    refined = player.choose_komi(rules)
+    assert refined in komis[np.argsort(np.abs(values), kind="stable")[:3]]
+    assert player.choose_komi(Rules(side=3, game_type="double")) == 0
+
+
+def test_choose_colour_follows_the_search_value(player: ModelPlayer) -> None:
+    game = Game(Rules(side=3), komi=0)
+    colour = player.choose_colour(game)
+    root = player._search(game.rules, game.state).root_value[0]
+    assert colour == (BLACK if root >= 0 else WHITE)
+    game.play("C3")
+    with pytest.raises(ValueError, match="before the first move"):
+        player.choose_colour(game)
+    nokomi = Game(Rules(side=3, game_type="nokomi"))
+    with pytest.raises(ValueError, match="right after the opening stone"):
+        player.choose_colour(nokomi)
+    nokomi.play("C3")
+    assert player.choose_colour(nokomi) in (BLACK, WHITE)
+    with pytest.raises(ValueError, match="double"):
+        player.choose_colour(Game(Rules(side=3, game_type="double")))
+
+
+def test_evaluate_a_finished_game_gives_the_result(player: ModelPlayer) -> None:
+    game = Game(Rules(side=3))
+    rng = np.random.default_rng(3)
+    while not game.is_over:
+        game.play(int(rng.choice(game.legal_actions())))
+    evaluation = player.evaluate(game)
+    winner, margin = game.result()
+    assert evaluation.winrate_black == (1.0 if winner == BLACK else 0.0)
+    assert evaluation.score_lead_black == margin
+    with pytest.raises(ValueError, match="over"):
+        player.genmove(game)
+
+
+def test_wrong_side_and_missing_models_are_refused(player: ModelPlayer, tmp_path) -> None:
+    with pytest.raises(ModelFileError, match="plays side 3, not side 4"):
+        player.genmove(Game(Rules(side=4)))
+    with pytest.raises(ModelFileError, match="does not exist"):
+        ModelLibrary(tmp_path / "none.pt")
+    with pytest.raises(ValueError, match="side"):
+        bundled_model_path(11)
+    with pytest.raises(ValueError, match="algorithm"):
+        PlayerConfig(algorithm="minimax")

@@ -1,0 +1,119 @@
+"""The alternating loop: a tiny end-to-end run, exact resume, and a SIGKILLed run resuming."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from catena_zero.cli.common import compose
+from catena_zero.cli.train import build_config
+from catena_zero.data import list_shards, read_shard
+from catena_zero.train import latest_checkpoint, list_checkpoints, load_checkpoint
+from catena_zero.train.loop import train_loop
+
+REPO = Path(__file__).resolve().parents[2]
+torch.set_num_threads(1)
+
+
+def _config(run_dir: Path, *overrides: str):
+    config = build_config(compose("train", ["preset=tiny", f"run_dir={run_dir}",
+                                            "tensorboard=false", *overrides]))
+    return config
+
+
+def _weights(path: Path) -> dict[str, torch.Tensor]:
+    return load_checkpoint(path).model_state
+
+
+def test_tiny_run_writes_shards_checkpoints_and_logs(tmp_path: Path) -> None:
+    events = []
+    config = _config(tmp_path / "run", "tensorboard=true")
+    summary = train_loop(config, on_checkpoint=events.append)
+    counters = summary["counters"]
+    assert counters["iteration"] == 2 and counters["games"] == 16
+    assert counters["step"] == 2 * config.train.steps_per_iteration
+    assert counters["positions"] > 0
+    shards = list_shards(tmp_path / "run" / "shards")
+    assert len(shards) == 2
+    samples, meta = read_shard(shards[-1])
+    assert meta.num_games == 8 and meta.side == 3 and len(samples) > 0
+    assert [event.counters.iteration for event in events] == [1, 2]
+    assert events[-1].path == latest_checkpoint(tmp_path / "run" / "checkpoints")
+    checkpoint = load_checkpoint(events[-1].path)
+    assert checkpoint.counters.iteration == 2 and "fair_komi" in checkpoint.extra
+    assert checkpoint.config["board"]["side"] == 3
+    assert any((tmp_path / "run" / "tensorboard").iterdir())
+    for name in ("loss/total", "selfplay/positions_per_s", "selfplay/games_per_s",
+                 "selfplay/game_length", "selfplay/black_win_rate", "selfplay/fair_komi"):
+        assert name in summary["last"]
+
+
+def test_resume_continues_exactly(tmp_path: Path) -> None:
+    straight = train_loop(_config(tmp_path / "straight", "iterations=3"))
+    train_loop(_config(tmp_path / "split", "iterations=2"))
+    resumed = train_loop(_config(tmp_path / "split", "iterations=3", "resume=true"))
+    assert resumed["resumed_from_iteration"] == 2
+    assert resumed["counters"] == straight["counters"]
+    assert resumed["fair_komi"] == straight["fair_komi"]
+    # Same games (RNG restored) and same weights (optimizer and step restored).
+    straight_shard, _ = read_shard(list_shards(tmp_path / "straight" / "shards")[-1])
+    split_shard, _ = read_shard(list_shards(tmp_path / "split" / "shards")[-1])
+    assert straight_shard.equals(split_shard)
+    a = _weights(Path(straight["checkpoint"]))
+    b = _weights(Path(resumed["checkpoint"]))
+    for key in a:
+        torch.testing.assert_close(a[key], b[key], rtol=1e-5, atol=1e-6)
+
+
+def test_resume_without_checkpoint_starts_fresh(tmp_path: Path) -> None:
+    summary = train_loop(_config(tmp_path / "run", "iterations=1", "resume=true"))
+    assert summary["counters"]["iteration"] == 1
+
+
+def test_run_dir_required() -> None:
+    config = _config(Path("unused"))
+    config = dataclasses.replace(config, loop=dataclasses.replace(config.loop, run_dir=None))
+    with pytest.raises(ValueError, match="run_dir"):
+        train_loop(config)
+
+
+@pytest.mark.slow  # a subprocess start plus two loop runs: ~20 s on a loaded 2-core box
+def test_killed_run_resumes_from_its_last_checkpoint(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    command = [sys.executable, "-m", "catena_zero.cli.main", "train", "preset=tiny",
+               "iterations=1000", f"run_dir={run_dir}", "tensorboard=false"]
+    environment = dict(os.environ, PYTHONPATH=str(REPO))
+    process = subprocess.Popen(command, cwd=tmp_path, env=environment,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while len(list_checkpoints(run_dir / "checkpoints")) < 2:
+            assert process.poll() is None, process.stderr.read().decode()
+            assert time.monotonic() < deadline, "no checkpoint within 120 s"
+            time.sleep(0.2)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        process.stderr.close()
+    checkpoint = load_checkpoint(latest_checkpoint(run_dir / "checkpoints"))
+    done = checkpoint.counters.iteration
+    for path in list_checkpoints(run_dir / "checkpoints"):
+        load_checkpoint(path)  # every checkpoint on disk reads back
+    summary = train_loop(_config(run_dir, f"iterations={done + 1}", "resume=true"))
+    assert summary["resumed_from_iteration"] == done
+    assert summary["counters"]["iteration"] == done + 1
+    assert summary["counters"]["games"] == checkpoint.counters.games + 8
+    shards = list_shards(run_dir / "shards")
+    assert len(shards) == done + 1  # shards written after the checkpoint were replaced
+    for path in shards:
+        read_shard(path)
+    assert np.isfinite(summary["last"]["loss/total"])
