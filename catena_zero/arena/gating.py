@@ -133,6 +133,7 @@ def run_gate(
     seed: int = 0,
     progress: ProgressFn | None = None,
     opening_plies: int = 2,
+    opening_agent: Any = None,
 ) -> GateResult:
     """Gate one checkpoint against its track's champion and update the registry.
 
@@ -152,7 +153,7 @@ def run_gate(
     champion_agent = factory(f"checkpoint:{current.checkpoint}")
     promote, reason, match, last_sprt = gate_match(
         rules, candidate_agent, champion_agent, config, komi=komi, seed=seed,
-        progress=progress, opening_plies=opening_plies,
+        progress=progress, opening_plies=opening_plies, opening_agent=opening_agent,
         names=(candidate_path, current.checkpoint),
     )
     if not promote:

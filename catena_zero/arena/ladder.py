@@ -141,6 +141,7 @@ def run_ladder(
     opening_plies: int = 2,
     progress: Callable[[str, int, int], None] | None = None,
     players: list[Player] | None = None,
+    opening_agent: Any = None,
 ) -> LadderResult:
     """Play every pairing, fit Elo, write outputs. progress(label, finished, total)."""
     players = players if players is not None else ladder_players(config)
@@ -161,7 +162,8 @@ def run_ladder(
 
         match = play_match(rules, agents[a.name], agents[b.name], config.games_per_pair,
                            komi=komi, seed=seed + 1009 * number, progress=match_progress,
-                           opening_plies=opening_plies, name_a=a.name, name_b=b.name)
+                           opening_plies=opening_plies, opening_agent=opening_agent,
+                           name_a=a.name, name_b=b.name)
         results.add(a.name, b.name, match.wins, match.draws, match.losses)
         matches.append(match)
     fit = fit_bradley_terry(results, anchor=config.anchor)

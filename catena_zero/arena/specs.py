@@ -22,6 +22,7 @@ from catena_zero.rules import Rules
 
 SPEC_KINDS = ("random", "greedy", "uct", "checkpoint", "champion")
 MAX_CACHED_NETWORKS = 8  # networks an AgentFactory keeps loaded
+SAMPLE_ALL_MOVES = 1 << 30  # temperature_moves that covers every move of a game
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,9 @@ class AgentFactory:
         # every checkpoint's network alive.
         self._evaluators: OrderedDict[str, Any] = OrderedDict()
 
-    def __call__(self, spec: str | AgentSpec) -> Any:
+    def __call__(self, spec: str | AgentSpec, temperature: float = 0.0) -> Any:
+        """The agent of `spec`. temperature > 0: checkpoint agents sample every move from
+        their visit counts ** (1 / temperature) (for openings) instead of playing the best."""
         parsed = spec if isinstance(spec, AgentSpec) else parse_agent_spec(spec)
         from catena_zero.arena import agents
 
@@ -91,9 +94,11 @@ class AgentFactory:
         elif parsed.kind == "uct":
             agent = agents.UCTAgent(parsed.playouts)
         elif parsed.kind == "checkpoint":
-            agent = agents.SearchAgent(self.evaluator(parsed.path), self._search_config())
+            agent = agents.SearchAgent(
+                self.evaluator(parsed.path), self._search_config(), temperature=temperature,
+                temperature_moves=SAMPLE_ALL_MOVES if temperature > 0 else 0)
         else:
-            return self(AgentSpec("checkpoint", path=self.champion_path()))
+            return self(AgentSpec("checkpoint", path=self.champion_path()), temperature)
         _set_name(agent, str(parsed))
         return agent
 

@@ -69,6 +69,9 @@ def main(overrides: list[str]) -> int:
     factory = AgentFactory(rules, search_config=search, device=arena.device,
                            registry=arena.gate.registry)
     progress = _ProgressBar()
+    # Sampled, so that a network's openings differ from pair to pair.
+    opening_agent = (factory(arena.opening_agent, temperature=1.0) if arena.opening_agent
+                     else None)
     print(f"rules: {rules}  komi: {arena.komi}  mode: {arena.mode}", flush=True)
     try:
         if arena.mode == "match":
@@ -76,7 +79,7 @@ def main(overrides: list[str]) -> int:
                 rules, factory(arena.agent_a), factory(arena.agent_b), arena.num_games,
                 komi=arena.komi, seed=arena.seed, progress=progress,
                 opening_plies=arena.opening_plies,
-                opening_agent=factory(arena.opening_agent) if arena.opening_agent else None,
+                opening_agent=opening_agent,
                 name_a=arena.agent_a, name_b=arena.agent_b,
             )
             progress.close()
@@ -90,7 +93,7 @@ def main(overrides: list[str]) -> int:
             step = checkpoint_step_of(arena.candidate)
             result = run_gate(rules, arena.candidate, arena.gate, factory=factory, step=step,
                               komi=arena.komi, seed=arena.seed, progress=progress,
-                              opening_plies=arena.opening_plies)
+                              opening_plies=arena.opening_plies, opening_agent=opening_agent)
             progress.close()
             print(format_gate(result))
         else:
@@ -99,7 +102,7 @@ def main(overrides: list[str]) -> int:
                       file=sys.stderr)
             ladder = run_ladder(
                 rules, arena.ladder, factory, komi=arena.komi, seed=arena.seed,
-                opening_plies=arena.opening_plies,
+                opening_plies=arena.opening_plies, opening_agent=opening_agent,
                 progress=lambda label, done, total: progress(done, total, label),
             )
             progress.close()

@@ -34,25 +34,26 @@ def build_engine(overrides: list[str], warn=None) -> GtpEngine:
     if unknown:
         raise ConfigError(f"unknown key {', '.join(unknown)}")
     player_config = to_dataclass(PlayerConfig, config.player, "player")
+    model = values.get("model")
+    library = None
+    if model != "random":
+        try:
+            library = ModelLibrary(None if model in (None, "") else str(model))
+        except ModelFileError as error:
+            raise ConfigError(str(error)) from error
+    side = values.get("side")
+    if side is None:
+        side = library.fixed.metadata.side if library and library.fixed is not None else 6
     try:
-        rules = Rules(side=values["side"], game_type=values["game_type"],
-                      scoring=values["scoring"])
+        rules = Rules(side=side, game_type=values["game_type"], scoring=values["scoring"])
         rules.validate_komi(values["komi"])
     except ValueError as error:
         raise ConfigError(str(error)) from error
-    model = values.get("model")
-    if model == "random":
+    if library is None:
         return GtpEngine(RandomPlayer(player_config.seed), rules=rules, komi=values["komi"])
-    try:
-        library = ModelLibrary(None if model in (None, "") else str(model))
-    except ModelFileError as error:
-        raise ConfigError(str(error)) from error
     if model in (None, "") and not library.sides():
         warn("catena-zero gtp: no bundled champion installed; playing random moves")
         return GtpEngine(RandomPlayer(player_config.seed), rules=rules, komi=values["komi"])
-    if library.fixed is not None and library.fixed.metadata.side != rules.side:
-        rules = Rules(side=library.fixed.metadata.side, game_type=rules.game_type,
-                      scoring=rules.scoring)  # start on the model's board
     player = ModelPlayer(library, player_config)
     engine = GtpEngine(player, rules=rules, komi=values["komi"])
     install_model_commands(engine, player)

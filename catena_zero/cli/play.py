@@ -1,4 +1,4 @@
-"""catena-zero play: a game against the model in the terminal.
+r"""catena-zero play: a game against the model in the terminal.
 
     catena-zero play                                   # side 6, you play Black, bundled champion
     catena-zero play --side 4 --colour white --komi auto
@@ -19,26 +19,31 @@ from catena_zero.play.terminal import TerminalConfig, play_terminal
 GAME_KEYS = ("side", "game_type", "scoring", "komi", "colour")
 
 
-def build(overrides: list[str]) -> tuple[str | None, TerminalConfig, PlayerConfig]:
-    """(model path or None, game settings, player settings) from the composed config."""
+def build(overrides: list[str]) -> tuple[ModelLibrary, TerminalConfig, PlayerConfig]:
+    """(model library, game settings, player settings) from the composed config."""
     config = compose("play", overrides)
     values = to_container(config)
     unknown = sorted(set(values) - set(GAME_KEYS) - {"model", "player"})
     if unknown:
         raise ConfigError(f"unknown key {', '.join(unknown)}")
+    player_config = to_dataclass(PlayerConfig, config.player, "player")
+    model = values.get("model")
+    try:
+        library = ModelLibrary(None if model in (None, "") else str(model))
+    except ModelFileError as error:
+        raise ConfigError(str(error)) from error
     game = {key: values[key] for key in GAME_KEYS if key in values}
+    if game.get("side") is None:
+        game["side"] = library.fixed.metadata.side if library.fixed is not None else 6
     if isinstance(game.get("komi"), str) and game["komi"].lower() == "auto":
         game["komi"] = None
-    model = values.get("model")
-    return (None if model in (None, "") else str(model),
-            to_dataclass(TerminalConfig, game), to_dataclass(PlayerConfig, config.player, "player"))
+    return library, to_dataclass(TerminalConfig, game), player_config
 
 
 def main(overrides: list[str]) -> int:
-    model, game, player_config = build(overrides)
+    library, game, player_config = build(overrides)
     try:
-        player = ModelPlayer(ModelLibrary(model), player_config)
-        player.library.get(game.side)
+        library.get(game.side)
     except ModelFileError as error:
         raise ConfigError(str(error)) from error
-    return play_terminal(player, game)
+    return play_terminal(ModelPlayer(library, player_config), game)

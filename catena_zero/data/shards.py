@@ -98,11 +98,17 @@ def write_shard(path: str | os.PathLike, samples: Samples, meta: ShardMeta) -> P
         raise ValueError(f"shard path must end in {SHARD_SUFFIX}, got {str(path)!r}")
     if not isinstance(samples, Samples):
         raise ValueError(f"write_shard needs a Samples, got {type(samples).__name__}")
+    if not isinstance(meta, ShardMeta):
+        raise ValueError(f"write_shard needs a ShardMeta, got {type(meta).__name__}")
     meta = dataclasses.replace(meta, num_samples=len(samples), format_version=FORMAT_VERSION)
+    try:
+        meta_json = meta.to_json()
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"shard meta is not JSON-serialisable: {error}") from None
     count = len(samples)
     arrays: dict[str, np.ndarray] = {
         "format_version": np.array(FORMAT_VERSION, dtype=np.int64),
-        "meta": np.frombuffer(meta.to_json().encode(), dtype=np.uint8),
+        "meta": np.frombuffer(meta_json.encode(), dtype=np.uint8),
         "planes_shape": np.array(samples.planes.shape, dtype=np.int64),
         "legal_mask_count": np.array(samples.legal_mask.shape[1], dtype=np.int64),
         "planes_bits": np.packbits(

@@ -87,6 +87,7 @@ class _Driver:
         worker_class = ray.remote(SelfPlayWorkerCore).options(
             num_cpus=ray_config.cpus_per_actor, max_restarts=restarts, max_task_retries=0)
         self.workers = [worker_class.remote(config, index) for index in range(self.num_workers)]
+        ray.get([worker.ping.remote() for worker in self.workers])  # started and ready
         self.next_task_id = int(time.time() * 1000) % 10**9  # unique across restarts of a run
         self.failures: dict[int, int] = {}
         self.in_flight: dict[ray.ObjectRef, tuple[int, SelfPlayTask]] = {}
@@ -143,11 +144,23 @@ class _Driver:
             if event is not None:
                 self.on_checkpoint(event)
 
+    def _await_learner(self, timeout_s: float = 300.0):
+        """The restarted learner's loop state, once Ray has brought it back."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                return ray.get(self.learner.loop_state.remote())
+            except ActorUnavailableError:
+                # Restarting: calls made meanwhile fail at once instead of queueing.
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+
     def _recover(self) -> LearnerStatus | None:
         """The learner died and Ray restarted it from its newest checkpoint: take its counters
         and train again on every shard it had not checkpointed (they wait in pending/)."""
         self.learner_restarts += 1
-        self.state = ray.get(self.learner.loop_state.remote())
+        self.state = self._await_learner()
         self.weights_version = -1
         self._refresh_weights()
         status = None

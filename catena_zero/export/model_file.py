@@ -216,11 +216,18 @@ def read_metadata(path: str | Path) -> ModelMetadata:
 
 @dataclass
 class ModelFile:
-    """A loaded model file: the program and its metadata."""
+    """A loaded model file: the program and its metadata.
+
+    `runner` is what `run` calls: the exported program itself, or (when `load_model_file`
+    could rebuild it) an equivalent eager PolicyValueNet holding the program's weights,
+    which runs a batch-1 search evaluation about 2-3x faster than the program's graph
+    interpreter. The eager copy is only used after it reproduced the program's outputs.
+    """
 
     path: Path  # where it was loaded from
     metadata: ModelMetadata  # what the file says about itself
     program: torch.nn.Module  # the exported program: (planes, globals) -> 4 tensors
+    runner: torch.nn.Module | None = None  # what `run` calls (None = the program)
 
     def rules(self):
         return self.metadata.rules()
@@ -232,8 +239,9 @@ class ModelFile:
     @torch.inference_mode()
     def run(self, planes: np.ndarray, globals_: np.ndarray) -> dict[str, np.ndarray]:
         """Evaluate observations: planes [B, P, H, W], globals [B, G] -> numpy outputs by name."""
-        outputs = self.program(torch.as_tensor(planes, dtype=torch.float32),
-                               torch.as_tensor(globals_, dtype=torch.float32))
+        runner = self.runner if self.runner is not None else self.program
+        outputs = runner(torch.as_tensor(planes, dtype=torch.float32),
+                         torch.as_tensor(globals_, dtype=torch.float32))
         return {name: value.numpy() for name, value in zip(OUTPUT_NAMES, outputs, strict=True)}
 
 
@@ -270,4 +278,33 @@ def load_model_file(path: str | Path) -> ModelFile:
     except Exception as error:  # torch raises many kinds for damaged archives
         raise ModelFileError(f"model file {path} could not be loaded by torch "
                              f"{torch.__version__}: {error}") from error
-    return ModelFile(path=Path(path), metadata=metadata, program=program)
+    return ModelFile(path=Path(path), metadata=metadata, program=program,
+                     runner=_eager_copy(program, metadata))
+
+
+def _eager_copy(program: torch.nn.Module, metadata: ModelMetadata) -> torch.nn.Module | None:
+    """PolicyValueNet with the program's weights if it reproduces the program, else None."""
+    try:
+        from catena_zero.network import NetworkConfig, PolicyValueNet
+        from catena_zero.rules import get_board
+
+        board = get_board(metadata.side)
+        net = PolicyValueNet(metadata.num_planes, metadata.num_globals, metadata.grid_size,
+                             board.cell_grid_index, NetworkConfig.from_dict(metadata.network))
+        prefix = "net."
+        weights = {key[len(prefix):]: value for key, value in program.state_dict().items()
+                   if key.startswith(prefix)}
+        net.load_state_dict(weights, strict=True)
+        wrapper = _TupleOutput(net).eval()
+        generator = torch.Generator().manual_seed(1)
+        size = metadata.grid_size
+        planes = torch.rand((3, metadata.num_planes, size, size), generator=generator)
+        globals_ = torch.rand((3, metadata.num_globals), generator=generator)
+        with torch.inference_mode():
+            for want, have in zip(program(planes, globals_), wrapper(planes, globals_),
+                                  strict=True):
+                if want.shape != have.shape or not torch.allclose(want, have, atol=1e-4):
+                    return None
+        return wrapper
+    except Exception:  # a file from another code version: the program alone still works
+        return None

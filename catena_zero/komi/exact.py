@@ -45,7 +45,7 @@ def solve_exact(rules: Rules, config: SolveConfig | None = None) -> dict:
         cached = load_cache(config.cache_path).get(track_key(rules))
         if cached is not None and (cached.get("move_values") or not config.move_values):
             return cached
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     game_type, scoring = enum_value(rules.game_type), enum_value(rules.scoring)
     board = rules.board
     solver = solver_for(rules, 0, config.max_positions)
@@ -70,13 +70,15 @@ def solve_exact(rules: Rules, config: SolveConfig | None = None) -> dict:
             report["optimal_moves"] = [m for m, v in named.items() if abs(v) == closest]
         else:
             report["optimal_moves"] = [m for m, v in named.items() if v == margin]
-    report.update(fair_komi_report(rules, margin, config.max_positions))
-    for extra in report.pop("_solvers", []):
-        positions, nodes = max(positions, extra[0]), nodes + extra[1]
+    fair, extra_solves = fair_komi_report(rules, margin, config.max_positions)
+    report.update(fair)
+    for extra_positions, extra_nodes in extra_solves:
+        positions, nodes = max(positions, extra_positions), nodes + extra_nodes
     report.update({
         "positions": positions,
         "nodes": nodes,
         "seconds": round(time.perf_counter() - started, 3),
+        "cpu_seconds": round(time.process_time() - cpu_started, 3),
         "peak_rss_mb": round(peak_rss_mb(), 1),
     })
     if config.cache_path:
@@ -84,24 +86,27 @@ def solve_exact(rules: Rules, config: SolveConfig | None = None) -> dict:
     return report
 
 
-def fair_komi_report(rules: Rules, margin: float, max_positions: int | None) -> dict:
-    """fair_komi (None where the game type has no komi) and how it was obtained."""
+def fair_komi_report(rules: Rules, margin: float, max_positions: int | None
+                     ) -> tuple[dict, list[tuple[int, int]]]:
+    """(fair_komi and how it was obtained, [(positions, nodes)] of any extra solves).
+
+    fair_komi is None where the game type has no komi or Black wins at every komi."""
     game_type, scoring = enum_value(rules.game_type), enum_value(rules.scoring)
     if game_type != "komi":
         return {"fair_komi": None,
-                "fair_komi_note": f"game type {game_type} has no komi; margin is the value"}
+                "fair_komi_note": f"game type {game_type} has no komi; margin is the value"}, []
     low, high = rules.komi_range
     if scoring != "longest":
         wins_up_to = min(high, int(margin - 0.5)) if margin > low else None
         return {"fair_komi": margin, "black_wins_up_to_komi": wins_up_to,
-                "fair_komi_note": "Black wins exactly when komi < fair_komi"}
+                "fair_komi_note": "Black wins exactly when komi < fair_komi"}, []
     margins, solvers = {}, []
     for komi in range(low, high + 1):
         solver = solver_for(rules, komi, max_positions)
         margins[komi] = solver.value()
         solvers.append((len(solver.table), solver.nodes))
     black_wins = [komi for komi, value in margins.items() if value > 0]
-    report = {"margins_by_komi": {str(k): v for k, v in margins.items()}, "_solvers": solvers,
+    report = {"margins_by_komi": {str(k): v for k, v in margins.items()},
               "black_wins_up_to_komi": max(black_wins) if black_wins else None}
     monotone = black_wins == list(range(low, low + len(black_wins)))
     if not monotone:
@@ -111,7 +116,7 @@ def fair_komi_report(rules: Rules, margin: float, max_positions: int | None) -> 
     else:
         report.update(fair_komi=low + len(black_wins) - 0.5,
                       fair_komi_note="Black wins exactly when komi < fair_komi")
-    return report
+    return report, solvers
 
 
 def load_cache(path: str | Path) -> dict:
@@ -156,5 +161,6 @@ def format_report(report: dict) -> str:
             f"{m} {v:+g}" for m, v in report["move_values"].items()))
         lines.append("  optimal: " + " ".join(report["optimal_moves"]))
     lines.append(f"  {report['positions']} positions, {report['nodes']} nodes, "
-                 f"{report['seconds']:.1f} s, peak RSS {report['peak_rss_mb']:.0f} MB")
+                 f"{report['seconds']:.1f} s wall ({report.get('cpu_seconds', 0):.1f} s CPU), "
+                 f"peak RSS {report['peak_rss_mb']:.0f} MB")
     return "\n".join(lines)

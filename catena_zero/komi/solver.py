@@ -29,6 +29,8 @@ import numpy as np
 BLACK = 1
 WHITE = 2
 INFINITY = 1 << 40
+CHUNK_BITS = 12  # symmetry lookup tables map 12-bit pieces of a position code
+CHUNK_MASK = (1 << CHUNK_BITS) - 1
 
 GAME_TYPES = ("komi", "nokomi", "double")
 SCORINGS = ("standard", "longest", "quadratic")
@@ -77,9 +79,9 @@ class SolverTables:
         self.full_mask = (1 << cells) - 1
         self.symmetries = symmetries.astype(np.int64)
         # The position code packs occupied cells in bits [0, C) and black stones in
-        # bits [C, 2C); each symmetry permutes it chunk by chunk through 8-bit tables.
+        # bits [C, 2C); each symmetry permutes it chunk by chunk through lookup tables.
         code_bits = 2 * cells
-        self.num_chunks = (code_bits + 7) // 8
+        self.num_chunks = (code_bits + CHUNK_BITS - 1) // CHUNK_BITS
         destination = [
             [int(perm[i % cells]) + (cells if i >= cells else 0) for i in range(code_bits)]
             for perm in self.symmetries
@@ -88,33 +90,30 @@ class SolverTables:
         for dest in destination:
             chunks = []
             for chunk in range(self.num_chunks):
-                table = [0] * 256
-                for value in range(256):
-                    image = 0
-                    for bit in range(8):
-                        source = 8 * chunk + bit
-                        if value >> bit & 1 and source < code_bits:
-                            image |= 1 << dest[source]
-                    table[value] = image
-                chunks.append(tuple(table))
+                bits = [(1 << dest[source]) if source < code_bits else 0
+                        for source in range(CHUNK_BITS * chunk, CHUNK_BITS * (chunk + 1))]
+                table = [0] * (1 << CHUNK_BITS)
+                for value in range(1, 1 << CHUNK_BITS):
+                    low = value & -value  # table[value] = table[value without low bit] | image
+                    table[value] = table[value ^ low] | bits[low.bit_length() - 1]
+                chunks.append(table)
             self.symmetry_tables.append(tuple(chunks))
 
     def canonical_code(self, occupied: int, black: int) -> int:
         """Smallest packed position code over the 12 symmetries."""
         code = occupied | black << self.num_cells
-        best = code
-        for chunks in self.symmetry_tables[1:]:
+        pieces = []
+        while code:
+            pieces.append(code & CHUNK_MASK)
+            code >>= CHUNK_BITS
+        best = None
+        for chunks in self.symmetry_tables:
             image = 0
-            shifted = code
-            for table in chunks:
-                image |= table[shifted & 255]
-                shifted >>= 8
-            if image < best:
+            for table, piece in zip(chunks, pieces, strict=False):  # no high zero pieces
+                image |= table[piece]
+            if best is None or image < best:
                 best = image
         return best
-
-    def permute_cell(self, symmetry: int, cell: int) -> int:
-        return int(self.symmetries[symmetry, cell])
 
 
 def _or_all(masks) -> int:
@@ -228,18 +227,22 @@ class ExactSolver:
             if not self._cell_is_legal(other, occupied, ends, partner):
                 legal &= ~(1 << other)
 
-        # Claims: the new ribbon, and every live ribbon that lost a legal cell next to
-        # one of its ends, is limited once no cell next to its ends is legal.
+        # Claims: the new ribbon, and every live ribbon with an end next to a cell that
+        # just became illegal, is limited once no cell next to its ends is legal.
         lost = old_legal & ~legal
         limited = state.limited
         live_ends = ends & ~limited
-        for end in iter_bits(live_ends):
+        touched = 0
+        for gone in iter_bits(lost):
+            touched |= neighbour_mask[gone]
+        candidates = (touched & live_ends) | (1 << first_end)
+        checked = 0
+        for end in iter_bits(candidates):
             other_end = partner[end]
-            if other_end < end:
+            if checked >> end & 1:
                 continue
-            around = neighbour_mask[end] | neighbour_mask[other_end]
-            is_new = end == first_end or end == second_end
-            if (is_new or around & lost) and not around & legal:
+            checked |= 1 << end | 1 << other_end
+            if not (neighbour_mask[end] | neighbour_mask[other_end]) & legal:
                 mask = ribbon[end]
                 limited |= mask
                 black = self._claim(mask, black, tie_to=3 - mover)
@@ -282,18 +285,24 @@ class ExactSolver:
             return black | mask
         return black & ~mask
 
-    def children(self, state: SolverState) -> list[tuple[int, SolverState]]:
-        """(action, child) pairs; the button is action C. Empty for a finished game."""
+    def iter_children(self, state: SolverState) -> Iterator[tuple[int, SolverState]]:
+        """(action, child) pairs, generated lazily (a cutoff skips the rest); the button is
+        action C and comes last. Nothing for a finished game."""
         if state.terminal:
-            return []
-        moves = [(cell, self.place(state, cell)) for cell in iter_bits(state.legal)]
-        if self.double and state.stones_left == 2:
+            return
+        first_of_two = self.double and state.stones_left == 2
+        for cell in iter_bits(state.legal):
+            child = self.place(state, cell)
             # Ruling 3: the first stone of a two-stone turn must leave a legal second.
-            moves = [(cell, child) for cell, child in moves if child.legal]
-        if (self.has_button and state.button == 0 and moves
+            if not first_of_two or child.legal:
+                yield cell, child
+        if (self.has_button and state.button == 0 and state.legal
                 and not (self.game_type == "nokomi" and state.occupied == 0)):
-            moves.append((self.tables.num_cells, self.take_button(state)))
-        return moves
+            yield self.tables.num_cells, self.take_button(state)
+
+    def children(self, state: SolverState) -> list[tuple[int, SolverState]]:
+        """Every (action, child) pair; empty for a finished game."""
+        return list(self.iter_children(state))
 
     # ------------------------------------------------------------------- scoring
     def ribbons(self, state: SolverState) -> list[int]:
@@ -370,15 +379,12 @@ class ExactSolver:
         if self.max_positions is not None and len(self.table) > self.max_positions:
             raise SolverBudgetExceeded(
                 f"transposition table passed {self.max_positions} positions")
-        moves = self.children(state)
-        if not moves:
-            value = self.terminal_value(state)
-            self.table[key] = (value, value)
-            return value
         window_low, window_high = alpha, beta
         maximise = state.to_move == BLACK
         best = -INFINITY if maximise else INFINITY
-        for _, child in moves:
+        any_move = False
+        for _, child in self.iter_children(state):
+            any_move = True
             value = self.search(child, alpha, beta)
             if maximise:
                 if value > best:
@@ -389,6 +395,10 @@ class ExactSolver:
                 beta = min(beta, value)
             if alpha >= beta:
                 break
+        if not any_move:
+            value = self.terminal_value(state)
+            self.table[key] = (value, value)
+            return value
         if best <= window_low:
             upper = min(upper, best)
         elif best >= window_high:

@@ -30,7 +30,7 @@ class SearchConfig:
     gumbel_scale: float = 1.0  # Gumbel: noise scale; 0 gives a deterministic search (evaluation)
     c_visit: float = 50.0  # Gumbel: sigma(q) = (c_visit + max visits) * c_scale * q
     c_scale: float = 0.1  # Gumbel: sigma(q) scale, see c_visit
-    tree_reuse: bool = False  # keep the subtree of the played move for the next search
+    tree_reuse: bool = False  # callers pass output.reroot(played) back as search(tree=...)
     tree_reuse_max_nodes: int = 4096  # subtrees larger than this are dropped (bounds memory)
 
     def __post_init__(self) -> None:

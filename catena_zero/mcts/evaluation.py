@@ -32,6 +32,13 @@ class Evaluation:
                 f"Evaluation.policy_logits has shape {logits.shape}; "
                 f"expected {(batch_size, num_actions)}"
             )
+        not_below_inf = ~(logits < np.inf)  # NaN or +inf; -inf (a masked entry) is fine
+        if not_below_inf.any():
+            row, column = (int(i[0]) for i in np.nonzero(not_below_inf))
+            raise ValueError(
+                f"Evaluation.policy_logits[{row}, {column}] = {logits[row, column]}; "
+                "logits must be finite or -inf"
+            )
         if value.shape != (batch_size,):
             raise ValueError(f"Evaluation.value has shape {value.shape}; expected {(batch_size,)}")
         if not np.all(np.isfinite(value)):

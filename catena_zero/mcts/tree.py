@@ -12,6 +12,7 @@ chooses `a`, so a Q-value reads without sign fixes. Signs flip only where the mo
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -57,7 +58,7 @@ class Tree:
 
     @classmethod
     def allocate(cls, root_states: GameState, capacity: int, num_actions: int) -> Tree:
-        """Empty trees (`num_nodes == 0`) whose state store is filled with the root states."""
+        """Empty trees (`num_nodes == 0`) whose state store holds the root states."""
         batch_size = int(root_states.to_move.shape[0])
         if capacity < 1:
             raise ValueError(f"tree capacity {capacity} must be >= 1")
@@ -77,7 +78,7 @@ class Tree:
             mover=np.zeros(shape_nodes, dtype=np.int8),
             terminal=np.zeros(shape_nodes, dtype=bool),
             num_nodes=np.zeros(batch_size, dtype=np.int32),
-            states=root_states.take(np.repeat(np.arange(batch_size), capacity)),
+            states=_state_store(root_states, capacity),
         )
 
     def flat_index(self, rows: np.ndarray, nodes: np.ndarray) -> np.ndarray:
@@ -180,6 +181,23 @@ class Tree:
             in_subtree |= np.take_along_axis(in_subtree, ancestor, axis=1)
             ancestor = np.take_along_axis(ancestor, ancestor, axis=1)
         return in_subtree & in_use
+
+
+def _state_store(root_states: GameState, capacity: int) -> GameState:
+    """A store of B * capacity states with root b at flat index b * capacity; the other slots
+    are uninitialised (each is written by the expansion that creates its node)."""
+    batch_size = int(root_states.to_move.shape[0])
+    store = GameState(
+        **{
+            field.name: np.empty(
+                (batch_size * capacity, *getattr(root_states, field.name).shape[1:]),
+                dtype=getattr(root_states, field.name).dtype,
+            )
+            for field in dataclasses.fields(root_states)
+        }
+    )
+    store.put(np.arange(batch_size) * capacity, root_states)
+    return store
 
 
 _NODE_FIELDS = (

@@ -2,9 +2,11 @@
 
 KataGo-style pre-activation residual tower with global pooling bias blocks. Hex
 adjacency comes from 3x3 convolutions whose two non-neighbour corner taps are
-masked to zero, so one layer sees exactly a cell and its six neighbours. Every
-activation is multiplied by the on-board mask, so off-board grid positions hold
-zeros throughout and can never leak into a result.
+masked to zero, so one layer sees exactly a cell and its six neighbours. The
+inputs and every normalised activation are multiplied by the on-board mask, so
+each convolution and pooling sees zeros off the board and nothing off-board can
+leak into a result (the residual stream itself is not masked: it is only read
+through those masked activations).
 
 Normalisation: masked batch norm (statistics over on-board cells only) by
 default. It lets the tower train at a high learning rate from scratch without
@@ -124,9 +126,14 @@ class MaskedNormAct(nn.Module):
             return torch.relu(x) * mask
         if self.training:
             count = x.shape[0] * cell_count
-            mean = (x * mask).sum(dim=(0, 2, 3)) / count
-            centred = (x - mean[None, :, None, None]) * mask
-            variance = centred.square().sum(dim=(0, 2, 3)) / count
+            # Masked sums as mat-vec products (no masked copy of x is materialised), in
+            # float32 even under autocast: E[x^2] - E[x]^2 would cancel badly in bfloat16.
+            with torch.autocast(device_type=x.device.type, enabled=False):
+                flat_mask = mask.reshape(-1).float()  # [H * W]
+                flat = x.float().flatten(2)  # [B, C, H * W]
+                mean = (flat @ flat_mask).sum(dim=0) / count
+                mean_square = (flat.square() @ flat_mask).sum(dim=0) / count
+                variance = (mean_square - mean.square()).clamp_min(0.0)
             with torch.no_grad():
                 unbiased = variance * (count / max(count - 1, 1))
                 self.running_mean.lerp_(mean.detach().float(), self.momentum)
@@ -134,12 +141,18 @@ class MaskedNormAct(nn.Module):
         elif torch.is_inference_mode_enabled():
             # Self-play hot path: cached affine, one fused op, then in place (no autograd).
             scale, shift = self._eval_affine()
-            return torch.addcmul(shift, x, scale).relu_().mul_(mask)
+            return torch.addcmul(shift.to(x.dtype), x, scale.to(x.dtype)).relu_().mul_(mask)
         else:
             mean, variance = self.running_mean, self.running_var
         scale = self.weight * torch.rsqrt(variance + self.eps)
         shift = self.bias - mean * scale
         return torch.relu(x * scale[None, :, None, None] + shift[None, :, None, None]) * mask
+
+    def __getstate__(self) -> dict:
+        # The cache holds inference tensors tied to this object's storage: never ship it.
+        state = self.__dict__.copy()
+        state.pop("_affine_cache", None)
+        return state
 
     def _eval_affine(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Per-channel (scale, shift) [1, C, 1, 1] from the running statistics, cached.
@@ -196,9 +209,11 @@ class ResidualBlock(nn.Module):
             pooled = masked_global_pool(self.pool_norm(pooled, mask, cell_count), mask, cell_count)
             hidden = regular + self.pool_linear(pooled)[:, :, None, None]
         hidden = self.conv2(self.norm2(hidden, mask, cell_count))
+        # Off-board values of the residual stream are never read: every conv input comes
+        # from a MaskedNormAct (which masks) and every pooling reads masked features.
         if torch.is_inference_mode_enabled():
-            return x.addcmul_(hidden, mask)
-        return x + hidden * mask
+            return x.add_(hidden)
+        return x + hidden
 
 
 class PolicyValueNet(nn.Module):
@@ -323,7 +338,6 @@ class PolicyValueNet(nn.Module):
         x = self.stem(planes * mask)
         if self.global_linear is not None:
             x = x + self.global_linear(globals_)[:, :, None, None]
-        x = x * mask
         for block in self.blocks:
             x = block(x, mask, cells)
         x = self.trunk_norm(x, mask, cells)

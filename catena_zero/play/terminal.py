@@ -1,4 +1,4 @@
-"""`catena-zero play`: a game against the model in the terminal.
+r"""`catena-zero play`: a game against the model in the terminal.
 
 The board is drawn in the notation of RULES.md (columns A.., rows 1..); the person types a
 cell (`f6`), `button` (or `pass`), `swap` (nokomi, second player, after the opening stone),

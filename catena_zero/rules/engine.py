@@ -14,6 +14,8 @@ fixed-size gathers laid out `[slots, P]` plus small sparse lists, never a scan o
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from catena_zero.rules.board import BLACK, EMPTY, NO_ACTION, WHITE, opponent
@@ -25,7 +27,7 @@ from catena_zero.rules.variants import GameType, Rules
 # legal cells every legal first stone of a double turn leaves a legal second stone.
 _TWO_STONE_SAFE = 22
 # Uniform proposals tried per game before the exact fallback in random_actions.
-_PROPOSALS = 8
+_PROPOSALS = 6
 
 
 def _any_slot(mask: np.ndarray) -> np.ndarray:
@@ -53,6 +55,27 @@ def _nonzero_slot(mask: np.ndarray):
     return slot, flat - slot * mask.shape[1]
 
 
+@functools.cache
+def _common_neighbour_tables(board) -> tuple[np.ndarray, np.ndarray]:
+    """Two flat tables over pairs (p, q) -> p * (C+1) + q: the common neighbours of two
+    distinct cells (at most two on a hex grid), the sentinel C where fewer (or p == q)."""
+    width = board.num_cells + 1
+    neighbours = board.neighbours_padded  # [C+1, 6]
+    shared = board.adjacency[neighbours]  # [C+1 (p), 6, C+1 (q)]: neighbour k of p touches q
+    shared &= neighbours[:, :, None] < board.num_cells
+    count = shared.sum(1)  # [C+1, C+1]
+    np.fill_diagonal(count, 0)
+    first = neighbours[np.arange(width)[:, None], shared.argmax(1)]
+    second = neighbours[np.arange(width)[:, None], 5 - shared[:, ::-1].argmax(1)]
+    first = np.where(count >= 1, first, board.num_cells)
+    second = np.where(count == 2, second, board.num_cells)
+    np.fill_diagonal(first, board.num_cells)
+    np.fill_diagonal(second, board.num_cells)
+    assert count.max() <= 2
+    # int16 keeps the tables small enough to stay in cache.
+    return first.ravel().astype(np.int16), second.ravel().astype(np.int16)
+
+
 class IllegalActionError(ValueError):
     """An illegal action, or an action on a finished game. Names the game index and action."""
 
@@ -72,11 +95,14 @@ class Engine:
         self._neighbours = self.board.neighbours_padded  # intp [C+1, 6]
         self._neighbours_t = np.ascontiguousarray(self._neighbours.T)  # intp [6, C+1]
         self._adjacency = self.board.adjacency  # bool [C+1, C+1]
+        self._common_neighbours = _common_neighbour_tables(self.board)
+        self._row_base_cache: dict[int, np.ndarray] = {}
+        self._fresh_row: dict[str, np.ndarray] | None = None
         self._is_double = rules.game_type == GameType.DOUBLE
         self._is_nokomi = rules.game_type == GameType.NOKOMI
-        # Proposal sampling: 16-bit random numbers below _limit map exactly uniformly onto
-        # the actions by a modulo.
-        self._proposal_limit = (65536 // self.num_actions) * self.num_actions
+        # Proposal sampling: 16-bit random numbers below the limit map exactly uniformly
+        # onto the cells by a modulo.
+        self._proposal_limit = (65536 // self.num_cells) * self.num_cells
 
     # ------------------------------------------------------------------ creation
     def new_games(self, batch_size: int, komi=0) -> GameState:
@@ -125,8 +151,15 @@ class Engine:
     def reset_games(self, state: GameState, index) -> None:
         """Restart the games at `index` (int array) in place, keeping their komi."""
         index = state._check_index(index)
-        if index.size:
-            state.put(index, self.new_games(index.size, state.komi[index]))
+        if index.size == 0:
+            return
+        if self._fresh_row is None:
+            fresh = self.new_games(1)
+            self._fresh_row = {
+                name: array[0] for name, array in fresh._arrays().items() if name != "komi"
+            }
+        for name, value in self._fresh_row.items():
+            getattr(state, name)[index] = value
 
     # ------------------------------------------------------------------ legality
     def _button_legal(self, state: GameState) -> np.ndarray:  # bool [B]
@@ -190,37 +223,48 @@ class Engine:
         return legal
 
     # ------------------------------------------------------------------ stepping
+    def _row_base(self, batch: int) -> np.ndarray:
+        """intp [B]: flat offset of each game's row (cached per batch size)."""
+        cached = self._row_base_cache.get(batch)
+        if cached is None:
+            cached = np.arange(batch, dtype=np.intp) * self._width
+            cached.flags.writeable = False
+            if len(self._row_base_cache) > 16:
+                self._row_base_cache.clear()
+            self._row_base_cache[batch] = cached
+        return cached
+
     def _validate_actions(self, state: GameState, actions) -> np.ndarray:
         actions = np.asarray(actions)
         batch = state.batch_size
         if actions.shape != (batch,):
             raise ValueError(f"actions have shape {actions.shape}, expected ({batch},)")
-        if actions.dtype == bool or not np.issubdtype(actions.dtype, np.integer):
+        if actions.dtype.kind not in "iu":
             raise ValueError(f"actions must be integers, got dtype {actions.dtype}")
         actions = actions.astype(np.intp)
         cells = self.num_cells
-        bad = (actions < NO_ACTION) | (actions > cells)
+        # One unsigned comparison catches both ends of -1..C.
+        bad = (actions + 1).view(np.uintp) > cells + 1
         if bad.any():
             game = int(np.argmax(bad))
             raise IllegalActionError(
                 f"game {game}: action {int(actions[game])} is outside -1..{cells}"
             )
-        active = actions != NO_ACTION
+        active = actions >= 0
         finished = active & state.terminal
         if finished.any():
             game = int(np.argmax(finished))
             raise IllegalActionError(
                 f"game {game}: action {self._name(actions[game])} on a finished game"
             )
+        # The button reads the sentinel column, never legal: it is then judged apart.
+        flat = self._row_base(batch) + np.where(active, actions, cells)
+        bad = active & ~state.legal_padded.ravel()[flat]
         is_button = actions == cells
-        # The sentinel column is never legal, so NO_ACTION and the button read False here.
-        flat = np.arange(batch) * self._width + np.where(active, actions, cells)
-        bad = (active & ~is_button) & ~state.legal_padded.ravel()[flat]
-        bad |= is_button & ~self._button_legal(state)
+        if self.rules.has_button and is_button.any():
+            bad &= ~(is_button & self._button_legal(state))
         if self._is_double:
-            check = np.flatnonzero(
-                active & ~is_button & ~bad & self._needs_exact_first_stone(state)
-            )
+            check = np.flatnonzero(~bad & active & self._needs_exact_first_stone(state))
             if check.size:
                 ok = self._first_stone_leaves_second(state, check, actions[check])
                 bad[check[~ok]] = True
@@ -251,16 +295,18 @@ class Engine:
         rows = np.flatnonzero((actions >= 0) & (actions < cells))
         if rows.size == 0:
             return
+        # Writing through a slice is cheaper than a fancy index when every game moves.
+        every = slice(None) if rows.size == state.batch_size else rows
         colours = state.to_move[rows]
-        claims = self._place(state, rows, actions[rows], colours)
+        claims = self._place(state, rows, actions[every], colours)
         self._claim(state, *claims, limited=True)
-        state.last_placer[rows] = colours
-        state.move_number[rows] += 1
+        state.last_placer[every] = colours
+        state.move_number[every] += 1
         if self._is_double:
             self._advance_double(state, rows, colours)
             return
-        state.to_move[rows] = opponent(colours)
-        over = rows[state.legal_count[rows] == 0]
+        state.to_move[every] = opponent(colours)
+        over = rows[state.legal_count[every] == 0]
         if over.size:
             state.terminal[over] = True
             untaken = over[state.button[over] == EMPTY]
@@ -295,14 +341,13 @@ class Engine:
 
     # ------------------------------------------------------------------ placement
     def _place(self, state: GameState, rows, cells, colours):
-        """Put stones (colours [P]) on cells [P] of the distinct games rows [P]: stones,
+        """Put stones (colours [P]) on cells [P] of the increasing games rows [P]: stones,
         degrees, ribbons, legality, legal_count and free counts; no claims. Returns the
         ribbons that just became limited as (games [K], roots [K], tie colours [K]); a ribbon
         may be listed more than once."""
         width = self._width
         sentinel = self.num_cells
         count_p = rows.shape[0]
-        index = np.arange(count_p)
         base = rows * width  # [P] flat offset of each game's row
         stones = state.stones_padded.ravel()
         degree = state.degree_padded.ravel()
@@ -315,10 +360,10 @@ class Engine:
         end1 = state.ribbon_end1.ravel()
         neighbours_t = self._neighbours_t
 
-        around = neighbours_t[:, cells]  # [6, P] cells around x
+        around = np.take(neighbours_t, cells, axis=1)  # [6, P] cells around x
         around_flat = around + base  # [6, P]
         has_stone = stones[around_flat] != EMPTY  # [6, P]
-        count = _count_slot(has_stone)  # uint8 [P] stone neighbours of x (0..2, by legality)
+        count = has_stone.view(np.uint8).sum(0, dtype=np.uint8)  # [P] 0..2 by legality
         x_flat = base + cells
         stones[x_flat] = colours
         around_degree = degree[around_flat] + 1  # [6, P]
@@ -326,11 +371,10 @@ class Engine:
         degree[base + sentinel] = 0
         degree[x_flat] = count
 
-        # The (up to two) stone neighbours a, c of x; the sentinel where missing.
-        first_slot = has_stone.argmax(0)
-        second_slot = 5 - has_stone[::-1].argmax(0)
-        a = np.where(count >= 1, around[first_slot, index], sentinel)
-        c = np.where(count == 2, around[second_slot, index], sentinel)
+        # The (up to two) stone neighbours a < c of x; the sentinel where missing.
+        a = np.where(has_stone, around, sentinel).min(0)
+        c = np.where(has_stone, around, -1).max(0)
+        c = np.where(c > a, c, sentinel)
         a_flat = base + a
         c_flat = base + c
         root_a_flat = base + label[a_flat]
@@ -343,26 +387,25 @@ class Engine:
         far_a = np.where(end0_a == a, end1[root_a_flat], end0_a)
         end0_c = end0[root_c_flat]
         far_c = np.where(end0_c == c, end1[root_c_flat], end0_c)
-        new_end0 = np.where(count >= 1, far_a, cells)
-        new_end1 = np.where(count == 2, far_c, cells)
+        has_a = count >= 1
+        has_c = count == 2
+        new_end0 = np.where(has_a, far_a, cells)
+        new_end1 = np.where(has_c, far_c, cells)
         keep_a = length_a >= length_c
-        keep_flat = np.where(count >= 1, np.where(keep_a, root_a_flat, root_c_flat), x_flat)
+        keep_flat = np.where(has_a, np.where(keep_a, root_a_flat, root_c_flat), x_flat)
         keep = keep_flat - base
         length[keep_flat] = length_a + length_c + 1
-        black[keep_flat] = (
-            black[root_a_flat] + black[root_c_flat] + (colours == BLACK).astype(np.int16)
-        )
+        black[keep_flat] = black[root_a_flat] + black[root_c_flat] + (colours == BLACK)
         end0[keep_flat] = new_end0
         end1[keep_flat] = new_end1
         label[x_flat] = keep
-        join = (count == 2).nonzero()[0]
+        join = has_c.nonzero()[0]
         if join.size:
             drop = np.where(keep_a[join], root_c_flat[join], root_a_flat[join]) - base[join]
-            join_rows = rows[join]
-            labels = state.label[join_rows]
-            state.label[join_rows] = np.where(
-                labels == drop[:, None].astype(np.int16), keep[join, None].astype(np.int16), labels
-            )
+            # Relabel the shorter ribbon: scan the joined games' rows, write only its stones.
+            hits = (state.label[rows[join]] == drop[:, None]).ravel().nonzero()[0]
+            which = hits // width
+            label[base[join][which] + (hits - which * width)] = keep[join][which]
 
         # Legality. Cells around x: a third stone neighbour, or x interior.
         old = legal[around_flat]
@@ -370,48 +413,50 @@ class Engine:
         legal[around_flat] = new
         flipped_around = old & ~new  # [6, P]
         legal[x_flat] = False
-        lost = 1 + _count_slot(flipped_around).astype(np.int16)
-        free[x_flat] = _count_slot(new)
-        # Free counts lose every flipped cell: x itself for a and c; each cell that turns
-        # illegal for its stone neighbours (x excluded for the cells around x, which the
-        # count above already left out).
-        decrements = [a_flat[count >= 1], c_flat[count == 2]]
-        flat = _slot_nonzero(flipped_around)
+        lost = 1 + flipped_around.view(np.uint8).sum(0, dtype=np.int16)
+        # x starts with the cells around it that were legal; then every cell that turns
+        # illegal costs each of its stone neighbours one (x itself costs a and c one).
+        free[x_flat] = old.view(np.uint8).sum(0, dtype=np.uint8)
+        flat = flipped_around.ravel().nonzero()[0]
         flipped_cells = [around.ravel()[flat]]
         flipped_owner = [flat % count_p]
-        for stone, present in ((a, count >= 1), (c, count == 2)):
-            interior = (present & (degree[base + stone] >= 2)).nonzero()[0]
+        decrements = [a_flat[has_a], c_flat[has_c]]
+        # Stone neighbours of x that became interior block every cell around them (one
+        # stone at a time: a cell beside both must be counted once).
+        for stone_flat, stone, present in ((a_flat, a, has_a), (c_flat, c, has_c)):
+            interior = (present & (degree[stone_flat] >= 2)).nonzero()[0]
             if interior.size:
-                blocked = neighbours_t[:, stone[interior]]  # [6, I]
+                blocked = np.take(neighbours_t, stone[interior], axis=1)  # [6, I]
                 blocked_flat = blocked + base[interior]
                 old = legal[blocked_flat]
                 legal[blocked_flat] = False
-                lost[interior] += _count_slot(old)
-                flat = _slot_nonzero(old)
+                lost[interior] += old.view(np.uint8).sum(0, dtype=np.uint8)
+                flat = old.ravel().nonzero()[0]
                 flipped_cells.append(blocked.ravel()[flat])
                 flipped_owner.append(interior[flat % interior.size])
-        # A cell beside both ends of the new ribbon would close a ring; its only stone
-        # neighbours are those two ends.
-        two_ends = (new_end0 != new_end1).nonzero()[0]
-        if two_ends.size:
-            beside = neighbours_t[:, new_end0[two_ends]]  # [6, S]
-            closes = self._adjacency[beside, new_end1[two_ends]]
-            beside_flat = beside + base[two_ends]
-            old = legal[beside_flat]
-            legal[beside_flat] = old & ~closes
-            shut = _count_slot(old & closes)
-            lost[two_ends] += shut
-            hit = np.repeat(two_ends, shut)
-            decrements += [base[hit] + new_end0[hit], base[hit] + new_end1[hit]]
-        state.legal_count[rows] -= lost
+        # A cell beside both ends of the new ribbon would close a ring (at most two such
+        # cells, from a table); its only stone neighbours are those two ends.
+        pair = new_end0 * width + new_end1
+        for table in self._common_neighbours:
+            closing = base + table[pair]
+            shut = legal[closing]
+            legal[closing] = False
+            lost += shut
+            hit = shut.nonzero()[0]
+            if hit.size:
+                decrements += [base[hit] + new_end0[hit], base[hit] + new_end1[hit]]
+        if count_p == state.batch_size:
+            state.legal_count -= lost
+        else:
+            state.legal_count[rows] -= lost
 
         # Stone neighbours of the other flipped cells.
         owner = np.concatenate(flipped_owner)  # [F] index into rows
-        near = neighbours_t[:, np.concatenate(flipped_cells)] + base[owner]  # [6, F]
-        is_stone = (stones[near] != EMPTY) & (near != x_flat[owner])
-        hits = _slot_nonzero(is_stone)
+        near = np.take(self._neighbours, np.concatenate(flipped_cells), axis=0)  # [F, 6]
+        near += base[owner, None]
+        hits = (stones[near] != EMPTY).ravel().nonzero()[0]
         touched = near.ravel()[hits]  # [T] flat stones that lost a legal neighbour
-        toucher = owner[hits % owner.size]  # [T]
+        toucher = owner[hits // 6]  # [T]
         decrements.append(touched)
         decrement = np.concatenate(decrements)
         np.add.at(free, decrement, np.full(decrement.size, -1, dtype=np.int8))
@@ -424,14 +469,15 @@ class Engine:
         roots = [keep[new_ribbon]]
         ties = [opponent(colours[new_ribbon])]
         root_flat = base[toucher] + label[touched]
-        candidate = (free[touched] == 0) & (root_flat != keep_flat[toucher])
-        if candidate.any():
-            touched, toucher, root_flat = touched[candidate], toucher[candidate], root_flat[candidate]
+        candidate = ((free[touched] == 0) & (root_flat != keep_flat[toucher])).nonzero()[0]
+        if candidate.size:
+            touched, toucher = touched[candidate], toucher[candidate]
+            root_flat = root_flat[candidate]
             game_base = base[toucher]
             end = touched - game_base
             first_end = end0[root_flat]
             far = np.where(first_end == end, end1[root_flat], first_end)
-            limited = free[game_base + far] == 0
+            limited = (free[game_base + far] == 0).nonzero()[0]
             games.append(rows[toucher[limited]])
             roots.append(root_flat[limited] - game_base[limited])
             ties.append(opponent(colours[toucher[limited]]))
@@ -461,28 +507,35 @@ class Engine:
     def random_actions(self, state: GameState, rng: np.random.Generator) -> np.ndarray:
         """int [B]: a uniformly random legal action per game, NO_ACTION for finished games.
 
-        A few uniform proposals over all actions, the first legal one taken (rejection
-        sampling, so exactly uniform); games where all fail use an exact draw."""
+        The button (when legal) is taken with probability 1 / (legal cells + 1); otherwise
+        a few uniform cell proposals, the first legal one taken (rejection sampling, so
+        exactly uniform); games where all fail use an exact draw."""
         batch = state.batch_size
-        actions = self.num_actions
         cells = self.num_cells
+        row_base = self._row_base(batch)
         raw = rng.bit_generator.random_raw((_PROPOSALS * batch + 3) // 4)
-        proposals = raw.view(np.uint16)[: _PROPOSALS * batch].reshape(_PROPOSALS, batch)
-        valid = proposals < self._proposal_limit
-        proposals = (proposals % actions).astype(np.intp)  # [K, B]
-        flat = proposals + (np.arange(batch) * self._width)
-        accepted = valid & state.legal_padded.ravel()[flat]  # button reads the sentinel
-        if self.rules.has_button:
-            accepted |= valid & (proposals == cells) & self._button_legal(state)
+        draws = raw.view(np.uint16)[: _PROPOSALS * batch].reshape(_PROPOSALS, batch)
+        valid = draws < self._proposal_limit
+        proposals = (draws % cells).astype(np.intp)  # [K, B]
+        accepted = (valid & state.legal_padded.ravel()[proposals + row_base]).view(np.uint8)
         slot = accepted.argmax(0)
-        choice = proposals[slot, np.arange(batch)]
-        fallback = ~accepted[slot, np.arange(batch)]
+        choice = proposals.ravel()[slot * batch + np.arange(batch)]
+        fallback = accepted.max(0) == 0
+        if self.rules.has_button:
+            button = self._button_legal(state)
+            take = button & (rng.random(batch) * (state.legal_count + 1) < 1.0)
+            choice[take] = cells
+            fallback &= ~take
         if self._is_double:
             fallback |= self._needs_exact_first_stone(state)
         fallback &= ~state.terminal
-        rows = np.flatnonzero(fallback)
+        rows = fallback.nonzero()[0]
         if rows.size:
-            mask = self._legal_actions_rows(state, rows)  # [R, A]
+            mask = state.legal_padded[rows]  # [R, C+1]; the sentinel column is False
+            if self._is_double:
+                exact = self._needs_exact_first_stone(state)[rows].nonzero()[0]
+                if exact.size:
+                    mask[exact] = self._good_first_stones(state, rows[exact])
             counts = mask.sum(1)
             target = np.floor(rng.random(rows.size) * counts).astype(np.intp)
             picked = (mask.cumsum(1) > target[:, None]).argmax(1)

@@ -20,6 +20,7 @@ class SelfPlayConfig:
     komi_wide_probability: float = 0.1  # P(komi drawn uniformly over the rules' whole range)
     fixed_komi: int | None = None  # always play this komi (disables komi sampling)
     fair_komi_every: int = 1  # re-estimate the fair komi every this many iterations
+    fair_komi_smoothing: float = 0.5  # new centre = s * old + (1 - s) * new estimate (0 = none)
     augment_symmetries: bool = True  # store each sample under random board symmetries
     symmetry_copies: int = 1  # distinct random symmetries stored per recorded position (1..12)
 
@@ -31,10 +32,12 @@ class SelfPlayConfig:
         if self.cheap_simulations > self.full_simulations:
             raise ValueError(f"cheap_simulations ({self.cheap_simulations}) must not exceed "
                              f"full_simulations ({self.full_simulations})")
-        for name in ("full_search_probability", "komi_wide_probability"):
+        for name in ("full_search_probability", "komi_wide_probability", "fair_komi_smoothing"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {value}")
+        if self.fair_komi_smoothing == 1.0:
+            raise ValueError("fair_komi_smoothing must be < 1 (1 would never update the estimate)")
         if self.full_search_probability == 0.0:
             raise ValueError("full_search_probability must be > 0 (else nothing is recorded)")
         for name in ("temperature_start", "temperature_end", "komi_spread"):

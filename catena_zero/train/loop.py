@@ -247,7 +247,10 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
             counters = state.counters
             iteration = counters.iteration
             if state.fair_komi is None or iteration % config.selfplay.fair_komi_every == 0:
-                state.fair_komi = estimate_fair_komi(engine, evaluator)
+                estimate = estimate_fair_komi(engine, evaluator)
+                smoothing = config.selfplay.fair_komi_smoothing if state.fair_komi is not None \
+                    else 0.0
+                state.fair_komi = smoothing * (state.fair_komi or 0.0) + (1 - smoothing) * estimate
             komi_sampler.fair_komi = state.fair_komi
             played = selfplay_iteration(engine, evaluator, config, komi_sampler,
                                         shard_dir / shard_filename(iteration), iteration,

@@ -116,6 +116,8 @@ def test_write_refuses_bad_arguments(tmp_path) -> None:
         write_shard(tmp_path / "shard.bin", samples, meta())
     with pytest.raises(ValueError, match="Samples"):
         write_shard(tmp_path / "shard.npz", {"planes": 1}, meta())
+    with pytest.raises(ValueError, match="JSON"):
+        write_shard(tmp_path / "shard.npz", samples, meta(extra={"bad": object()}))
     assert list(tmp_path.iterdir()) == []
 
 

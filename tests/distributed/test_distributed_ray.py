@@ -27,27 +27,27 @@ from catena_zero.train.loop_config import LoopConfig, TrainLoopConfig  # noqa: E
 
 
 def tiny_config(run_dir: Path, iterations: int, resume: bool = False,
-                side: int = 2) -> TrainLoopConfig:
+                side: int = 2, games: int = 4) -> TrainLoopConfig:
     return TrainLoopConfig(
         rules=Rules(side=side),
         network=NetworkConfig(blocks=1, channels=8, global_pool_channels=4, policy_head_channels=4,
                               value_head_channels=4, value_hidden=8),
         search=SearchConfig(algorithm="gumbel", num_simulations=2, max_considered_actions=2),
-        selfplay=SelfPlayConfig(games_in_batch=4, full_simulations=2, cheap_simulations=2,
+        selfplay=SelfPlayConfig(games_in_batch=games, full_simulations=2, cheap_simulations=2,
                                 full_search_probability=1.0),
         train=TrainConfig(batch_size=8, steps_per_iteration=2, warmup_steps=0,
                           min_window_samples=0, window_samples=1000),
         loop=LoopConfig(run_dir=str(run_dir), resume=resume, iterations=iterations,
-                        games_per_iteration=4, device="cpu", progress=False, seed=3),
+                        games_per_iteration=games, device="cpu", progress=False, seed=3),
     )
 
 
-def assert_everything_reads_back(run_dir: Path, iterations: int) -> None:
+def assert_everything_reads_back(run_dir: Path, iterations: int, games: int = 4) -> None:
     shards = list_shards(run_dir / "shards")
     assert len(shards) >= iterations
     for path in shards:
         samples, meta = read_shard(path)
-        assert meta.num_games == 4 and len(samples) > 0
+        assert meta.num_games == games and len(samples) > 0
     checkpoints = list_checkpoints(run_dir / "checkpoints")
     assert checkpoints
     for path in checkpoints:
@@ -99,14 +99,14 @@ def _kill_when(driver, condition, target: str, killed: list) -> threading.Thread
 
 @pytest.mark.slow
 def test_run_survives_a_killed_selfplay_actor(tmp_path: Path, local_ray) -> None:
-    # Side 3 makes a task last long enough (about a second) to be killed while it runs.
-    config = tiny_config(tmp_path, iterations=6, side=3)
+    # Side 3 and 48 games make a task last long enough to be killed while it runs.
+    config = tiny_config(tmp_path, iterations=6, side=3, games=48)
     driver = start_driver(config, RayConfig(num_selfplay_actors=2))
     killed: list[str] = []
     started = time.monotonic()
 
     def worker_zero_busy() -> bool:
-        return time.monotonic() - started > 0.5 and any(
+        return time.monotonic() - started > 0.3 and any(
             index == 0 and not pending_dir(tmp_path).joinpath(
                 Path(task.shard_path).name).exists()
             for index, task in list(driver.in_flight.values()))
@@ -120,7 +120,7 @@ def test_run_survives_a_killed_selfplay_actor(tmp_path: Path, local_ray) -> None
     assert killed == ["worker"]
     assert summary["counters"]["iteration"] >= 6
     assert summary["worker_failures"] >= 1
-    assert_everything_reads_back(tmp_path, 6)
+    assert_everything_reads_back(tmp_path, 6, games=48)
 
 
 @pytest.mark.slow

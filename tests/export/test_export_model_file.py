@@ -160,3 +160,22 @@ def test_save_is_atomic_and_replaces(model_path: Path, tmp_path: Path) -> None:
     assert sorted(p.name for p in target.parent.iterdir()) == ["model.pt"]
     meta = read_metadata(target)
     assert (meta.elo, meta.training_steps, meta.elo_reference) == (1234.5, 77, "random agent = 0")
+
+
+def test_eager_runner_matches_the_program_and_falls_back(model_path: Path,
+                                                         tmp_path: Path) -> None:
+    model = load_model_file(model_path)
+    assert model.runner is not None
+    planes = torch.rand(2, model.metadata.num_planes, 5, 5)
+    globals_ = torch.rand(2, model.metadata.num_globals)
+    with torch.no_grad():
+        for want, have in zip(model.program(planes, globals_), model.runner(planes, globals_),
+                              strict=True):
+            torch.testing.assert_close(have, want, atol=1e-5, rtol=1e-5)
+    # Metadata describing another architecture: the program alone is used, and still works.
+    other = tmp_path / "other-architecture.pt"
+    _rewrite_metadata(model_path, other, lambda values: values["network"].update(channels=16))
+    fallback = load_model_file(other)
+    assert fallback.runner is None
+    out = fallback.run(planes.numpy(), globals_.numpy())
+    assert out["policy_logits"].shape == (2, 20)

@@ -169,3 +169,32 @@ def test_sample_actions_follows_the_temperature():
     assert sample_actions(np.zeros((1, 4)), 1.0, rng)[0] == NO_ACTION
     with pytest.raises(ValueError, match="temperature"):
         sample_actions(visits[:1], -1.0, rng)
+
+
+def test_rollout_values_are_results_for_the_mover():
+    from catena_zero.mcts import RolloutEvaluator
+
+    engine, states = position("komi", KOMI_WIN_MOVES, copies=300)
+    before = states.copy()
+    single = RolloutEvaluator(engine, np.random.default_rng(9))(states)
+    assert set(np.unique(single.value)) <= {-1.0, 0.0, 1.0}
+    assert np.array_equal(states.stones, before.stones) and not states.terminal.any()
+    # White (to move) wins at once when the rollout's first move is E3, one of three legal
+    # moves, and sometimes otherwise: at least a third of the rollouts are White wins.
+    assert (single.value == 1.0).mean() > 0.3
+    averaged = RolloutEvaluator(engine, np.random.default_rng(10), rollouts=8)(states)
+    assert averaged.value.shape == (300,)
+    assert np.allclose(averaged.value * 8, np.round(averaged.value * 8))  # means of 8 results
+
+
+def test_nan_logits_are_refused():
+    engine = Engine(Rules(side=3))
+    states = engine.new_games(2)
+
+    def broken(batch):
+        evaluation = UniformEvaluator(engine.num_actions)(batch)
+        evaluation.policy_logits[-1, 3] = np.nan
+        return evaluation
+
+    with pytest.raises(ValueError, match=r"policy_logits\[1, 3\]"):
+        search(engine, states, broken, SearchConfig(num_simulations=2), np.random.default_rng(0))

@@ -232,3 +232,63 @@ def test_init_args_rebuild_the_same_net_and_parameter_count() -> None:
     assert count_parameters(net) == total > 0
     bigger = make_net(4, NetworkConfig(blocks=4, channels=32))
     assert count_parameters(bigger) > count_parameters(net)
+
+
+def test_masked_batch_norm_matches_batch_norm_over_on_board_cells() -> None:
+    from catena_zero.network.model import MaskedNormAct
+
+    side = 3
+    board = get_board(side)
+    mask = on_board_grid(side).view(1, 1, 5, 5)
+    cells = torch.as_tensor(board.cell_grid_index)
+    norm = MaskedNormAct(4, enabled=True, momentum=0.1)
+    with torch.no_grad():
+        norm.weight.copy_(torch.tensor([1.0, 2.0, 0.5, -1.0]))
+        norm.bias.copy_(torch.tensor([0.0, 0.3, -0.2, 1.0]))
+    x = torch.randn(6, 4, 5, 5) * 3 + 2  # off-board values are garbage on purpose
+    out = norm(x, mask, board.num_cells)
+    on_board = x.flatten(2)[:, :, cells].permute(0, 2, 1).reshape(-1, 4)  # [B * C, channels]
+    running_mean, running_var = torch.zeros(4), torch.ones(4)
+    reference = torch.nn.functional.batch_norm(
+        on_board, running_mean, running_var, norm.weight, norm.bias, training=True,
+        momentum=0.1, eps=norm.eps,
+    ).relu()
+    got = out.flatten(2)[:, :, cells].permute(0, 2, 1).reshape(-1, 4)
+    torch.testing.assert_close(got, reference, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(norm.running_mean, running_mean)
+    torch.testing.assert_close(norm.running_var, running_var)
+    assert torch.all(out * (1 - mask) == 0)
+    norm.eval()
+    with torch.inference_mode():
+        cached = norm(x, mask, board.num_cells)
+    torch.testing.assert_close(cached, norm(x, mask, board.num_cells))
+
+
+def test_inference_follows_weight_changes_and_copies() -> None:
+    import copy
+    import pickle
+
+    net = make_net(3).eval()
+    planes, globals_ = random_inputs(3, 3)
+
+    def uncached():
+        with torch.no_grad():  # eval path without the inference-mode cache
+            return net(planes, globals_).policy_logits
+
+    def cached():
+        with torch.inference_mode():
+            return net(planes, globals_).policy_logits.clone()
+
+    torch.testing.assert_close(cached(), uncached(), atol=1e-5, rtol=1e-5)
+    with torch.no_grad():
+        for module in net.modules():
+            if hasattr(module, "running_var"):
+                module.weight.mul_(1.5)
+                module.running_mean.add_(0.1)
+    torch.testing.assert_close(cached(), uncached(), atol=1e-5, rtol=1e-5)
+    other = make_net(3, seed=9)
+    net.load_state_dict(other.state_dict())
+    torch.testing.assert_close(cached(), uncached(), atol=1e-5, rtol=1e-5)
+    for clone in (copy.deepcopy(net), pickle.loads(pickle.dumps(net))):
+        with torch.inference_mode():
+            assert torch.equal(clone(planes, globals_).policy_logits, cached())

@@ -95,7 +95,7 @@ def test_model_files_are_checked_before_the_protocol_starts(tmp_path) -> None:
     copy = tmp_path / "copy.pt"
     shutil.copy(tiny_model_file(3), copy)
     engine = build_engine([f"model={copy}", "player.simulations=4"])
-    assert engine.rules.side == 3  # starts on the model's board
+    assert engine.rules.side == 3  # starts on the model's board (side: null)
     output = io.StringIO()
     engine.run(io.StringIO("1 genmove b\n2 catena-choose-komi\nquit\n"), output)
     answers = output.getvalue().split("\n\n")

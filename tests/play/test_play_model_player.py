@@ -93,3 +93,33 @@ def test_wrong_side_and_missing_models_are_refused(player: ModelPlayer, tmp_path
         bundled_model_path(11)
     with pytest.raises(ValueError, match="algorithm"):
         PlayerConfig(algorithm="minimax")
+
+
+def test_bundled_champions_are_found_by_side(monkeypatch, tmp_path) -> None:
+    import shutil
+
+    from catena_zero.play import bundled
+
+    monkeypatch.setattr(bundled, "BUNDLED_DIRECTORY", tmp_path)
+    assert bundled.bundled_sides() == []
+    with pytest.raises(ModelFileError, match="no bundled champion for side 3"):
+        ModelLibrary().get(3)
+    shutil.copy(tiny_model_file(3), tmp_path / "side3.pt")
+    library = ModelLibrary()
+    assert bundled.bundled_sides() == [3] and library.sides() == [3]
+    assert library.get(3) is library.get(3)  # loaded once
+    assert "side 3 komi/standard model" in library.describe(3)
+    (tmp_path / "side4.pt").write_bytes(b"broken")
+    with pytest.raises(ModelFileError, match="truncated or not a model"):
+        library.get(4)
+
+
+def test_shipped_champions_load_and_are_small() -> None:
+    from catena_zero.play.bundled import bundled_sides
+
+    for side in bundled_sides():
+        path = bundled_model_path(side)
+        assert path.stat().st_size < 5 * 1024 * 1024
+        meta = ModelLibrary(path).get(side).metadata
+        assert (meta.side, meta.game_type, meta.scoring) == (side, "komi", "standard")
+        assert meta.training_steps and meta.training_steps > 0, "a champion must be trained"

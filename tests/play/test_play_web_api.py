@@ -168,3 +168,16 @@ def test_concurrent_requests(port: int) -> None:
         thread.join(timeout=120)
     assert len(statuses) == 8 and set(statuses) <= {200, 400, 409} and 200 in statuses
     assert call(port, "GET", f"/api/state?game={game}")[0] == 200
+
+
+def test_serve_cli_settings(tmp_path) -> None:
+    from catena_zero.cli.common import ConfigError
+    from catena_zero.cli.serve import build
+    from catena_zero.cli.serve import main as serve_main
+
+    model, serve_config, player_config = build(["port=0", "player.simulations=7"])
+    assert model is None and serve_config.port == 0 and player_config.simulations == 7
+    with pytest.raises(ConfigError, match="port"):
+        build(["port=70000"])
+    with pytest.raises(ConfigError, match="does not exist"):
+        serve_main([f"model={tmp_path / 'missing.pt'}"])

@@ -419,3 +419,45 @@ def test_python_engine_matches_batched_engine(game_type):
                 assert game.terminal == bool(state.terminal[0])
                 assert game.to_move == state.to_move[0] or game.terminal
             assert game.button == state.button[0]
+
+
+def test_long_run_with_restarts_keeps_counters_exact():
+    """Thousands of moves with games restarted in place: no counter drifts or overflows."""
+    engine = Engine(Rules(3, "komi", "quadratic"))
+    rng = np.random.default_rng(5)
+    state = engine.new_games(64, komi=rng.integers(0, 1001, size=64))
+    komi = state.komi.copy()
+    finished = 0
+    for _ in range(800):
+        engine.step(state, engine.random_actions(state, rng))
+        done = np.flatnonzero(state.terminal)
+        finished += done.size
+        engine.reset_games(state, done)
+    assert finished > 2000
+    assert (state.komi == komi).all()
+    assert (state.legal_count == state.legal_cells.sum(1)).all()
+    around = state.stones_padded[:, engine.board.neighbours_padded[:-1]]
+    assert (state.degree == (around != EMPTY).sum(-1)).all()
+    legal_around = state.legal_padded[:, engine.board.neighbours_padded[:-1]].sum(-1)
+    has_stone = state.stones != EMPTY
+    assert (state.free[:, :-1][has_stone] == legal_around[has_stone]).all()
+    assert (state.degree_padded[:, -1] == 0).all() and not state.legal_padded[:, -1].any()
+    assert (state.move_number < 40).all()
+
+
+def test_bench_script_quick_mode(tmp_path):
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "bench_engine.py"
+    spec = importlib.util.spec_from_file_location("bench_engine", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = tmp_path / "bench.json"
+    payload = module.main(["--quick", "--sides", "3", "--batches", "1", "16", "--json", str(out)])
+    saved = json.loads(out.read_text())
+    assert saved["format_version"] == payload["format_version"] == 1
+    engines = {(row["engine"], row["batch"]) for row in saved["rows"]}
+    assert engines == {("python", 1), ("numpy", 1), ("numpy", 16)}
+    assert all(row["moves_per_s"] > 0 for row in saved["rows"])

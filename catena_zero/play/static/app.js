@@ -181,6 +181,10 @@ async function start() {
   $("swap").addEventListener("click", () => current && request("/api/swap", {game: current.game}, "Model thinking..."));
   $("undo").addEventListener("click", () => current && request("/api/undo", {game: current.game}));
   $("show-ownership").addEventListener("change", () => current && render());
+  // nokomi and double allow only komi 0; keep the field valid when switching.
+  $("game-type").addEventListener("change", () => {
+    if ($("game-type").value !== "komi" && $("komi").value !== "auto") $("komi").value = "0";
+  });
   try {
     const info = await api("/api/info");
     for (const side of info.sides) $("side").add(new Option(String(side), String(side)));

@@ -1,0 +1,123 @@
+"""Evidence of learning: a trained net's search against uniform random and random-rollout UCT.
+
+Loads the newest checkpoint of a run (or --checkpoint), estimates the komi the net considers
+fair (`catena_zero.selfplay.fair_komi`, rounded to the nearest allowed integer), and plays
+--games games (colours alternated) of the net's search (--simulations, the run's search
+settings) against each baseline: uniform random (`RandomAgent`) and a random-rollout UCT
+(`UCTAgent(--uct-playouts)`), all games of a match advancing together. Prints each match's
+score (wins + draws / 2) with its Wilson 95% interval, and JSON (also written to --json).
+
+    python scripts/evaluate_learning.py --run-dir runs/side4-evidence
+    python scripts/evaluate_learning.py --checkpoint runs/x/checkpoints/checkpoint-...pt \\
+        --games 200 --simulations 32 --uct-playouts 200 --json runs/x/evaluation.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from catena_zero.arena.agents import RandomAgent, SearchAgent, UCTAgent  # noqa: E402
+from catena_zero.arena.match import play_match  # noqa: E402
+from catena_zero.mcts.config import SearchConfig  # noqa: E402
+from catena_zero.rules import Engine, Rules  # noqa: E402
+from catena_zero.selfplay.evaluator import NetworkEvaluator  # noqa: E402
+from catena_zero.selfplay.fair_komi import estimate_fair_komi  # noqa: E402
+from catena_zero.train import build_network, latest_checkpoint, load_checkpoint  # noqa: E402
+
+
+def search_config_of(checkpoint, simulations: int) -> SearchConfig:
+    """The run's search settings (mcts group of its config) with `simulations`."""
+    stored = checkpoint.config.get("mcts") if isinstance(checkpoint.config, dict) else None
+    known = {field.name for field in dataclasses.fields(SearchConfig)}
+    values = {key: value for key, value in (stored or {}).items() if key in known}
+    values["num_simulations"] = simulations
+    return SearchConfig(**values)
+
+
+def match_summary(result) -> dict:
+    return {
+        "opponent": result.name_b,
+        "games": result.num_games,
+        "wins": result.wins,
+        "draws": result.draws,
+        "losses": result.losses,
+        "score": result.score,
+        "wilson95": list(result.interval),
+        "as_black": dataclasses.asdict(result.a_as_black),
+        "as_white": dataclasses.asdict(result.a_as_white),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--run-dir", default="", help="run directory (newest checkpoint)")
+    parser.add_argument("--checkpoint", default="", help="a checkpoint file instead")
+    parser.add_argument("--games", type=int, default=200, help="games per match (even)")
+    parser.add_argument("--simulations", type=int, default=32, help="net search simulations")
+    parser.add_argument("--uct-playouts", type=int, default=200, help="UCT playouts per move")
+    parser.add_argument("--opening-plies", type=int, default=0,
+                        help="random opening plies shared by each colour-swapped pair")
+    parser.add_argument("--komi", type=int, default=None, help="komi (default: the net's fair)")
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", default="", help="also write the JSON here")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    if args.checkpoint:
+        path = Path(args.checkpoint)
+    elif args.run_dir:
+        path = latest_checkpoint(Path(args.run_dir) / "checkpoints")
+        if path is None:
+            parser.error(f"no checkpoint in {args.run_dir}/checkpoints")
+    else:
+        parser.error("give --run-dir or --checkpoint")
+    checkpoint = load_checkpoint(path)
+    rules = Rules(**checkpoint.rules)
+    engine = Engine(rules)
+    net = build_network(checkpoint)
+    evaluator = NetworkEvaluator(net, engine, "cpu")
+    fair_komi = estimate_fair_komi(engine, evaluator)
+    low, high = rules.komi_range
+    komi = args.komi if args.komi is not None else int(min(max(round(fair_komi), low), high))
+    search = search_config_of(checkpoint, args.simulations)
+    agent = SearchAgent(evaluator, search, name=f"net-{search.algorithm}{args.simulations}")
+    print(f"checkpoint {path} (iteration {checkpoint.counters.iteration}, step "
+          f"{checkpoint.counters.step}, games {checkpoint.counters.games}); rules "
+          f"{checkpoint.rules}; fair komi estimate {fair_komi:.2f} -> komi {komi}", flush=True)
+    report = {"checkpoint": str(path), "counters": checkpoint.counters.to_dict(),
+              "rules": checkpoint.rules, "fair_komi_estimate": fair_komi, "komi": komi,
+              "search": dataclasses.asdict(search), "matches": []}
+    for opponent in (RandomAgent(), UCTAgent(args.uct_playouts)):
+        start = time.perf_counter()
+        result = play_match(rules, agent, opponent, args.games, komi=komi, seed=args.seed,
+                            opening_plies=args.opening_plies)
+        summary = match_summary(result) | {"seconds": time.perf_counter() - start}
+        report["matches"].append(summary)
+        low_bound, high_bound = summary["wilson95"]
+        print(f"vs {summary['opponent']:<8} {summary['games']} games: "
+              f"+{summary['wins']} ={summary['draws']} -{summary['losses']}  "
+              f"score {100 * summary['score']:.1f}% (Wilson 95% {100 * low_bound:.1f}-"
+              f"{100 * high_bound:.1f}%)  as Black {summary['as_black']}  "
+              f"as White {summary['as_white']}  [{summary['seconds']:.0f} s]", flush=True)
+    text = json.dumps(report, indent=2, default=str)
+    print(text)
+    if args.json:
+        temporary = Path(f"{args.json}.tmp-{os.getpid()}")
+        temporary.write_text(text + "\n")
+        os.replace(temporary, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
