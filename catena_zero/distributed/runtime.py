@@ -29,7 +29,7 @@ from catena_zero.data import list_shards
 from catena_zero.distributed.config import RayConfig
 from catena_zero.distributed.learner import LearnerCore, LearnerStatus, pending_dir
 from catena_zero.distributed.worker import SelfPlayTask, SelfPlayWorkerCore
-from catena_zero.train.loop import CheckpointHook
+from catena_zero.train.loop import CheckpointEvent, CheckpointHook
 from catena_zero.train.loop_config import TrainLoopConfig
 
 _WORKER_FAILURES = (RayActorError, ActorDiedError, ActorUnavailableError)
@@ -64,6 +64,17 @@ class _LearnerActor(LearnerCore):
         super().__init__(config)
 
 
+class _Evaluator:
+    """Runs the checkpoint hook (arena gating) in its own actor, off the driver's path, so
+    self-play and training go on while a new checkpoint plays the champion."""
+
+    def __init__(self, hook: CheckpointHook):
+        self.hook = hook
+
+    def evaluate(self, event: CheckpointEvent):
+        return self.hook(event)
+
+
 class _Driver:
     """Keeps every worker busy and feeds finished shards to the learner in arrival order."""
 
@@ -71,7 +82,11 @@ class _Driver:
                  on_checkpoint: CheckpointHook | None):
         self.config = config
         self.ray_config = ray_config
-        self.on_checkpoint = on_checkpoint
+        self.evaluator = None
+        if on_checkpoint is not None:
+            self.evaluator = ray.remote(_Evaluator).options(
+                num_cpus=0, max_restarts=ray_config.max_actor_restarts).remote(on_checkpoint)
+        self.evaluations: list[ray.ObjectRef] = []
         self.run_dir = Path(config.loop.run_dir)
         restarts = ray_config.max_actor_restarts
         learner_class = ray.remote(_LearnerActor).options(
@@ -139,10 +154,13 @@ class _Driver:
         self.state.fair_komi = status.fair_komi
         if status.weights_version != self.weights_version:
             self._refresh_weights()
-        if status.checkpoint and self.on_checkpoint is not None:
+        if status.checkpoint and self.evaluator is not None:
             event = ray.get(self.learner.checkpoint_event.remote())
             if event is not None:
-                self.on_checkpoint(event)
+                # The newest checkpoint supersedes one still waiting for its match.
+                self.evaluations = [ref for ref in self.evaluations
+                                    if not ray.wait([ref], timeout=0)[0]]
+                self.evaluations.append(self.evaluator.evaluate.remote(event))
 
     def _await_learner(self, timeout_s: float = 300.0):
         """The restarted learner's loop state, once Ray has brought it back."""
@@ -209,6 +227,9 @@ class _Driver:
                 bar.close()
         minutes = (time.monotonic() - start) / 60.0
         checkpoint = ray.get(self.learner.checkpoint_event.remote())
+        if self.evaluator is not None and checkpoint is not None:
+            self.evaluations.append(self.evaluator.evaluate.remote(checkpoint))
+        evaluations = [_describe(value) for value in ray.get(self.evaluations)]
         ray.get(self.learner.close.remote())
         return {
             "run_dir": str(self.run_dir),
@@ -223,11 +244,20 @@ class _Driver:
             "worker_failures": self.worker_failures,
             "learner_restarts": self.learner_restarts,
             "last": last,
+            "evaluations": evaluations,
         }
 
     def shutdown(self) -> None:
-        for actor in [*self.workers, self.learner]:
+        actors = [*self.workers, self.learner]
+        if self.evaluator is not None:
+            actors.append(self.evaluator)
+        for actor in actors:
             ray.kill(actor, no_restart=True)
+
+
+def _describe(value: Any) -> Any:
+    summary = getattr(value, "summary", None)
+    return summary() if callable(summary) else value
 
 
 def _orphan_result(path: str):

@@ -9,10 +9,18 @@ scorings (each with its own random komi), so one trajectory checks three fast ga
 
 from collections import Counter
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from tests.rules.reference_engine import GAME_TYPES
-from tests.rules.rules_crosscheck_support import crosscheck, crosscheck_with_restarts
+from catena_zero.rules import Engine, Rules
+from tests.rules.reference_engine import GAME_TYPES, SCORINGS, RefGame, komi_range
+from tests.rules.rules_crosscheck_support import (
+    compare_state,
+    crosscheck,
+    crosscheck_with_restarts,
+)
 
 # Reference trajectories per game type; the fast subset keeps the whole file well under 30 s.
 FAST_TRAJECTORIES = {2: 6, 3: 4, 4: 3, 5: 2, 6: 2, 7: 1, 8: 1, 9: 1, 10: 1}
@@ -77,3 +85,32 @@ def test_fast_engine_matches_reference_with_many_slot_restarts(side, game_type, 
     count = crosscheck_with_restarts(side, game_type, scoring, slots=16, total_games=total,
                                      seed=77 * side)
     assert count.fast_games == total
+
+
+@settings(max_examples=40, deadline=None)
+@given(side=st.integers(2, 5), game_type=st.sampled_from(GAME_TYPES),
+       scoring=st.sampled_from(SCORINGS), komi_fraction=st.floats(0, 1),
+       choices=st.lists(st.integers(0, 10**6), max_size=80))
+def test_hypothesis_move_sequences_match_reference(side, game_type, scoring, komi_fraction,
+                                                   choices):
+    # Hypothesis picks the moves (index into the legal list), so a disagreement would be
+    # shrunk to a short move list.
+    low, high = komi_range(game_type, scoring)
+    komi = low + round(komi_fraction * (high - low))
+    engine = Engine(Rules(side=side, game_type=game_type, scoring=scoring))
+    state = engine.new_games(1, komi=komi)
+    ref = RefGame(side, game_type, scoring, komi)
+    for choice in choices:
+        mask = ref.legal_actions()
+        compare_state(ref, engine, state, 0, engine.legal_actions(state)[0], mask, komi,
+                      scoring)
+        if ref.terminal:
+            break
+        legal = [action for action, ok in enumerate(mask) if ok]
+        action = legal[choice % len(legal)]
+        engine.step(state, np.array([action]))
+        ref.step(action, mask)
+    if ref.terminal:
+        winner, margin = ref.result()
+        result = engine.result(state)
+        assert (int(result.winner[0]), float(result.margin[0])) == (winner, margin)
