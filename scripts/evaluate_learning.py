@@ -3,9 +3,10 @@
 Loads the newest checkpoint of a run (or --checkpoint), estimates the komi the net considers
 fair (`catena_zero.selfplay.fair_komi`, rounded to the nearest allowed integer), and plays
 --games games (colours alternated) of the net's search (--simulations, the run's search
-settings) against each baseline: uniform random (`RandomAgent`) and a random-rollout UCT
-(`UCTAgent(--uct-playouts)`), all games of a match advancing together. Prints each match's
-score (wins + draws / 2) with its Wilson 95% interval, and JSON (also written to --json).
+settings, deterministic root unless --gumbel-scale) against each baseline: uniform random
+(`RandomAgent`) and a random-rollout UCT (`UCTAgent(--uct-playouts)`), all games of a match
+advancing together. Prints each match's score (wins + draws / 2) with its Wilson 95%
+interval, and JSON (also written to --json).
 
     python scripts/evaluate_learning.py --run-dir runs/side4-evidence
     python scripts/evaluate_learning.py --checkpoint runs/x/checkpoints/checkpoint-...pt \\
@@ -36,12 +37,14 @@ from catena_zero.selfplay.fair_komi import estimate_fair_komi  # noqa: E402
 from catena_zero.train import build_network, latest_checkpoint, load_checkpoint  # noqa: E402
 
 
-def search_config_of(checkpoint, simulations: int) -> SearchConfig:
-    """The run's search settings (mcts group of its config) with `simulations`."""
+def search_config_of(checkpoint, simulations: int, gumbel_scale: float) -> SearchConfig:
+    """The run's search settings (mcts group of its config) with `simulations` and the
+    evaluation's root noise `gumbel_scale` (0: deterministic, the usual way to evaluate)."""
     stored = checkpoint.config.get("mcts") if isinstance(checkpoint.config, dict) else None
     known = {field.name for field in dataclasses.fields(SearchConfig)}
     values = {key: value for key, value in (stored or {}).items() if key in known}
     values["num_simulations"] = simulations
+    values["gumbel_scale"] = gumbel_scale
     return SearchConfig(**values)
 
 
@@ -65,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--checkpoint", default="", help="a checkpoint file instead")
     parser.add_argument("--games", type=int, default=200, help="games per match (even)")
     parser.add_argument("--simulations", type=int, default=32, help="net search simulations")
+    parser.add_argument("--gumbel-scale", type=float, default=0.0,
+                        help="Gumbel root noise of the net's search (0 = deterministic)")
     parser.add_argument("--uct-playouts", type=int, default=200, help="UCT playouts per move")
     parser.add_argument("--opening-plies", type=int, default=0,
                         help="random opening plies shared by each colour-swapped pair")
@@ -90,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     fair_komi = estimate_fair_komi(engine, evaluator)
     low, high = rules.komi_range
     komi = args.komi if args.komi is not None else int(min(max(round(fair_komi), low), high))
-    search = search_config_of(checkpoint, args.simulations)
+    search = search_config_of(checkpoint, args.simulations, args.gumbel_scale)
     agent = SearchAgent(evaluator, search, name=f"net-{search.algorithm}{args.simulations}")
     print(f"checkpoint {path} (iteration {checkpoint.counters.iteration}, step "
           f"{checkpoint.counters.step}, games {checkpoint.counters.games}); rules "

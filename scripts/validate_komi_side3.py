@@ -22,7 +22,7 @@ from catena_zero.komi.config import NetworkEstimateConfig, SolveConfig
 from catena_zero.komi.estimate import agent_fair_komi
 from catena_zero.komi.exact import solve_exact
 from catena_zero.komi.solver_agent import SolverAgent
-from catena_zero.komi.sweep import fit_table, sweep_komi
+from catena_zero.komi.sweep import fit_table, interpolated_crossing, sweep_komi
 from catena_zero.komi.tables import write_csv
 from catena_zero.mcts import SearchConfig
 from catena_zero.rules import Rules
@@ -68,6 +68,7 @@ def main() -> int:
     table = sweep_komi(rules, agent, parse_komi(args.komi), args.games, args.seed)
     sweep_seconds = time.perf_counter() - clock
     fit = fit_table(table)
+    crossing = interpolated_crossing(table.komi, table.black_score)
 
     out = Path(args.out)
     write_csv(out / f"sweep_side3-{game_type}-{scoring}.csv", table.rows())
@@ -76,7 +77,7 @@ def main() -> int:
         "solve_seconds": solve_seconds, "solve_peak_rss_mb": exact["peak_rss_mb"],
         "own_estimate": own, "own_estimate_seconds": round(own_seconds, 1),
         "empirical_fair_komi": fit.fair_komi, "empirical_interval": [fit.low, fit.high],
-        "separated": fit.separated, "slope": fit.slope,
+        "separated": fit.separated, "slope": fit.slope, "crossing_komi": crossing,
         "sweep": {"komi": table.komi.tolist(), "black_score": table.black_score.tolist(),
                   "wilson_low": table.wilson_low.tolist(),
                   "wilson_high": table.wilson_high.tolist(),
@@ -96,6 +97,7 @@ def main() -> int:
         print(f"  agent's own {key:<18} {value}")
     print(f"  empirical fair komi            {fit.fair_komi:.3f}  95% [{fit.low:.3f}, "
           f"{fit.high:.3f}]  ({args.games} games x {len(table.komi)} komi)")
+    print(f"  interpolated 50% crossing      {crossing:.3f}")
     for komi, score, low, high in zip(table.komi, table.black_score, table.wilson_low,
                                       table.wilson_high, strict=True):
         print(f"    komi {komi:>3}: Black {score:.3f}  [{low:.3f}, {high:.3f}]")

@@ -34,11 +34,16 @@ from catena_zero.mcts.config import SearchConfig
 
 
 class _ProgressBar:
-    """A tqdm bar fed with absolute (finished, total) counts; relabelled per match."""
+    """A tqdm bar fed with absolute (finished, total) counts; relabelled per match.
+
+    Games of a batched match tend to finish together near the end, so the bar also shows
+    the move number (one progress call per move of the batch).
+    """
 
     def __init__(self) -> None:
         self.bar: tqdm | None = None
         self.label: str | None = None
+        self.moves = 0
 
     def __call__(self, finished: int, total: int, label: str = "games") -> None:
         if self.bar is None or label != self.label or total != self.bar.total:
@@ -46,6 +51,9 @@ class _ProgressBar:
             self.bar = tqdm(total=total, desc=label, unit="game", file=sys.stderr,
                             leave=False, dynamic_ncols=True)
             self.label = label
+            self.moves = 0
+        self.bar.set_postfix_str(f"move {self.moves}", refresh=False)
+        self.moves += 1
         self.bar.update(finished - self.bar.n)
 
     def close(self) -> None:

@@ -19,7 +19,7 @@ from catena_zero.komi.exact import load_cache, solve_exact, track_key
 from catena_zero.komi.opening import opening_sweep
 from catena_zero.komi.plots import plot_opening, plot_sweep
 from catena_zero.komi.solver import enum_value
-from catena_zero.komi.sweep import fit_table, run_sweep
+from catena_zero.komi.sweep import fit_table, interpolated_crossing, run_sweep
 from catena_zero.komi.tables import read_csv, write_csv
 from catena_zero.rules import Rules
 
@@ -57,7 +57,8 @@ def analyse_komi(rules: Rules, agent, agent_label: str, config: KomiConfig,
         fit_values = {"fair_komi": fit.fair_komi, "low": fit.low, "high": fit.high,
                       "slope": fit.slope}
         row.update(empirical_fair_komi=fit.fair_komi, empirical_low=fit.low,
-                   empirical_high=fit.high, slope=fit.slope, separated=fit.separated)
+                   empirical_high=fit.high, slope=fit.slope, separated=fit.separated,
+                   crossing_komi=interpolated_crossing(sweep.komi, sweep.black_score))
         plot_sweep({k: getattr(sweep, k) for k in ("komi", "black_score", "wilson_low",
                                                   "wilson_high")},
                    fit_values, out_dir / f"sweep_{track}.png",
@@ -87,7 +88,8 @@ def analyse_komi(rules: Rules, agent, agent_label: str, config: KomiConfig,
 
 
 SUMMARY_FIELDS = ["track", "agent", "exact_fair_komi", "search_fair_komi", "network_fair_komi",
-                  "empirical_fair_komi", "empirical_low", "empirical_high", "slope", "separated",
+                  "empirical_fair_komi", "empirical_low", "empirical_high", "crossing_komi",
+                  "slope", "separated",
                   "komi_values", "games", "black_score_komi0", "most_balanced_openings"]
 
 

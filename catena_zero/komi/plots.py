@@ -21,8 +21,8 @@ SUMMARY_COLUMNS = [
     ("track", "track"), ("agent", "agent"), ("exact_fair_komi", "exact"),
     ("search_fair_komi", "search"), ("network_fair_komi", "network"),
     ("empirical_fair_komi", "empirical"), ("empirical_low", "95% low"),
-    ("empirical_high", "95% high"), ("komi_values", "komis"), ("games", "games"),
-    ("black_score_komi0", "B@k0"),
+    ("empirical_high", "95% high"), ("crossing_komi", "crossing"), ("komi_values", "komis"),
+    ("games", "games"), ("black_score_komi0", "B@k0"),
 ]
 
 

@@ -211,5 +211,19 @@ def fit_logistic(komi, points, games) -> LogisticFit:
                        float(slopes[middle]), False)
 
 
+def interpolated_crossing(komi, score) -> float:
+    """Where Black's score first falls through one half, by linear interpolation between
+    the two swept komi values around it (NaN if it never does). Less smooth than the
+    logistic fit, but not pulled by an agent that also loses easy wins far from the
+    crossing.  komi, score: [K], komi increasing."""
+    komi, score = np.asarray(komi, dtype=np.float64), np.asarray(score, dtype=np.float64)
+    below = np.flatnonzero((score[1:] <= 0.5) & (score[:-1] > 0.5))
+    if not below.size:
+        return float("nan")
+    i = below[-1]
+    fraction = (score[i] - 0.5) / (score[i] - score[i + 1])
+    return float(komi[i] + fraction * (komi[i + 1] - komi[i]))
+
+
 def fit_table(table: SweepTable) -> LogisticFit:
     return fit_logistic(table.komi, table.black_score * table.games, table.games)

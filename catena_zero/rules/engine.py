@@ -1,24 +1,17 @@
 """The batched Catena engine: all B games of a batch advance in one call, no loop over games.
 
-Legality is maintained incrementally. An empty cell is legal iff it has at most two stone
-neighbours, each with at most one stone neighbour, and two such neighbours lie in different
-ribbons. Legality is monotone, so after a placement at x only these cells can turn illegal:
-x itself; the neighbours of x (their degree grew, and x may be interior); the neighbours of the
-stones beside x that became interior; the common neighbours of the new ribbon's two ends.
-
-A ribbon becomes limited when no legal cell touches it. Only two kinds can become limited by a
-placement: the new stone's ribbon, and ribbons with an end beside a cell that just turned
-illegal (found from the flipped cells' stone neighbours). Per-step work is therefore a few
-fixed-size gathers laid out `[slots, P]` plus small sparse lists, never a scan of the board.
+State is a struct of arrays (state.py) kept up to date incrementally by placement.py: degrees,
+ribbon labels and per-ribbon data, the legal mask and count, per-stone legal-neighbour counts.
+This module holds the API: new games, legal actions (with ruling 3 for double placement),
+validated steps, claims, turn order and the end of the game, random playouts and results.
 """
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from catena_zero.rules.board import BLACK, EMPTY, NO_ACTION, WHITE, opponent
+from catena_zero.rules.placement import common_neighbour_tables, place_stones
 from catena_zero.rules.state import GameState
 from catena_zero.rules.variants import GameType, Rules
 
@@ -30,50 +23,12 @@ _TWO_STONE_SAFE = 22
 _PROPOSALS = 6
 
 
-def _any_slot(mask: np.ndarray) -> np.ndarray:
-    """OR over the 6 slots of a [6, K] mask (unrolled: numpy's short-axis reductions are
-    several times slower)."""
-    return mask[0] | mask[1] | mask[2] | mask[3] | mask[4] | mask[5]
-
-
-def _count_slot(mask: np.ndarray) -> np.ndarray:
-    """Number of True among the 6 slots of a bool [6, K] mask, as uint8 [K]."""
-    m = mask.view(np.uint8)
-    return m[0] + m[1] + m[2] + m[3] + m[4] + m[5]
-
-
-def _slot_nonzero(mask: np.ndarray) -> np.ndarray:
-    """Flat positions of the True entries of a [S, K] mask."""
-    return mask.ravel().nonzero()[0]
-
-
 def _nonzero_slot(mask: np.ndarray):
     """(slot, column) of the True entries of a [S, K] mask (flatnonzero is cheaper than a
     2-D nonzero)."""
     flat = np.flatnonzero(mask)
     slot = flat // mask.shape[1]
     return slot, flat - slot * mask.shape[1]
-
-
-@functools.cache
-def _common_neighbour_tables(board) -> tuple[np.ndarray, np.ndarray]:
-    """Two flat tables over pairs (p, q) -> p * (C+1) + q: the common neighbours of two
-    distinct cells (at most two on a hex grid), the sentinel C where fewer (or p == q)."""
-    width = board.num_cells + 1
-    neighbours = board.neighbours_padded  # [C+1, 6]
-    shared = board.adjacency[neighbours]  # [C+1 (p), 6, C+1 (q)]: neighbour k of p touches q
-    shared &= neighbours[:, :, None] < board.num_cells
-    count = shared.sum(1)  # [C+1, C+1]
-    np.fill_diagonal(count, 0)
-    first = neighbours[np.arange(width)[:, None], shared.argmax(1)]
-    second = neighbours[np.arange(width)[:, None], 5 - shared[:, ::-1].argmax(1)]
-    first = np.where(count >= 1, first, board.num_cells)
-    second = np.where(count == 2, second, board.num_cells)
-    np.fill_diagonal(first, board.num_cells)
-    np.fill_diagonal(second, board.num_cells)
-    assert count.max() <= 2
-    # int16 keeps the tables small enough to stay in cache.
-    return first.ravel().astype(np.int16), second.ravel().astype(np.int16)
 
 
 class IllegalActionError(ValueError):
@@ -94,8 +49,7 @@ class Engine:
         self._width = self.num_cells + 1  # padded row length
         self._neighbours = self.board.neighbours_padded  # intp [C+1, 6]
         self._neighbours_t = np.ascontiguousarray(self._neighbours.T)  # intp [6, C+1]
-        self._adjacency = self.board.adjacency  # bool [C+1, C+1]
-        self._common_neighbours = _common_neighbour_tables(self.board)
+        self._common_neighbours = common_neighbour_tables(self.board)
         self._row_base_cache: dict[int, np.ndarray] = {}
         self._fresh_row: dict[str, np.ndarray] | None = None
         self._is_double = rules.game_type == GameType.DOUBLE
@@ -186,17 +140,6 @@ class Engine:
             if rows.size:
                 out[rows, :cells] = self._good_first_stones(state, rows)[:, :cells]
         out[state.terminal] = False
-        return out
-
-    def _legal_actions_rows(self, state: GameState, rows: np.ndarray) -> np.ndarray:
-        """bool [R, A]: legal actions of the non-terminal games rows [R]."""
-        out = state.legal_padded[rows]
-        out[:, self.num_cells] = self._button_legal(state)[rows]
-        if self._is_double:
-            exact = np.flatnonzero(self._needs_exact_first_stone(state)[rows])
-            if exact.size:
-                good = self._good_first_stones(state, rows[exact])
-                out[exact, : self.num_cells] = good[:, : self.num_cells]
         return out
 
     def _first_stone_leaves_second(self, state: GameState, rows, cells) -> np.ndarray:
@@ -341,147 +284,8 @@ class Engine:
 
     # ------------------------------------------------------------------ placement
     def _place(self, state: GameState, rows, cells, colours):
-        """Put stones (colours [P]) on cells [P] of the increasing games rows [P]: stones,
-        degrees, ribbons, legality, legal_count and free counts; no claims. Returns the
-        ribbons that just became limited as (games [K], roots [K], tie colours [K]); a ribbon
-        may be listed more than once."""
-        width = self._width
-        sentinel = self.num_cells
-        count_p = rows.shape[0]
-        base = rows * width  # [P] flat offset of each game's row
-        stones = state.stones_padded.ravel()
-        degree = state.degree_padded.ravel()
-        legal = state.legal_padded.ravel()
-        label = state.label.ravel()
-        free = state.free.ravel()
-        length = state.ribbon_length.ravel()
-        black = state.ribbon_black.ravel()
-        end0 = state.ribbon_end0.ravel()
-        end1 = state.ribbon_end1.ravel()
-        neighbours_t = self._neighbours_t
-
-        around = np.take(neighbours_t, cells, axis=1)  # [6, P] cells around x
-        around_flat = around + base  # [6, P]
-        has_stone = stones[around_flat] != EMPTY  # [6, P]
-        count = has_stone.view(np.uint8).sum(0, dtype=np.uint8)  # [P] 0..2 by legality
-        x_flat = base + cells
-        stones[x_flat] = colours
-        around_degree = degree[around_flat] + 1  # [6, P]
-        degree[around_flat] = around_degree
-        degree[base + sentinel] = 0
-        degree[x_flat] = count
-
-        # The (up to two) stone neighbours a < c of x; the sentinel where missing.
-        a = np.where(has_stone, around, sentinel).min(0)
-        c = np.where(has_stone, around, -1).max(0)
-        c = np.where(c > a, c, sentinel)
-        a_flat = base + a
-        c_flat = base + c
-        root_a_flat = base + label[a_flat]
-        root_c_flat = base + label[c_flat]
-        length_a = length[root_a_flat]
-        length_c = length[root_c_flat]
-        # The far end of a's ribbon seen from a (a itself for a single stone); for the
-        # sentinel ribbon this is the sentinel.
-        end0_a = end0[root_a_flat]
-        far_a = np.where(end0_a == a, end1[root_a_flat], end0_a)
-        end0_c = end0[root_c_flat]
-        far_c = np.where(end0_c == c, end1[root_c_flat], end0_c)
-        has_a = count >= 1
-        has_c = count == 2
-        new_end0 = np.where(has_a, far_a, cells)
-        new_end1 = np.where(has_c, far_c, cells)
-        keep_a = length_a >= length_c
-        keep_flat = np.where(has_a, np.where(keep_a, root_a_flat, root_c_flat), x_flat)
-        keep = keep_flat - base
-        length[keep_flat] = length_a + length_c + 1
-        black[keep_flat] = black[root_a_flat] + black[root_c_flat] + (colours == BLACK)
-        end0[keep_flat] = new_end0
-        end1[keep_flat] = new_end1
-        label[x_flat] = keep
-        join = has_c.nonzero()[0]
-        if join.size:
-            drop = np.where(keep_a[join], root_c_flat[join], root_a_flat[join]) - base[join]
-            # Relabel the shorter ribbon: scan the joined games' rows, write only its stones.
-            hits = (state.label[rows[join]] == drop[:, None]).ravel().nonzero()[0]
-            which = hits // width
-            label[base[join][which] + (hits - which * width)] = keep[join][which]
-
-        # Legality. Cells around x: a third stone neighbour, or x interior.
-        old = legal[around_flat]
-        new = old & (around_degree <= 2) & (count < 2)
-        legal[around_flat] = new
-        flipped_around = old & ~new  # [6, P]
-        legal[x_flat] = False
-        lost = 1 + flipped_around.view(np.uint8).sum(0, dtype=np.int16)
-        # x starts with the cells around it that were legal; then every cell that turns
-        # illegal costs each of its stone neighbours one (x itself costs a and c one).
-        free[x_flat] = old.view(np.uint8).sum(0, dtype=np.uint8)
-        flat = flipped_around.ravel().nonzero()[0]
-        flipped_cells = [around.ravel()[flat]]
-        flipped_owner = [flat % count_p]
-        decrements = [a_flat[has_a], c_flat[has_c]]
-        # Stone neighbours of x that became interior block every cell around them (one
-        # stone at a time: a cell beside both must be counted once).
-        for stone_flat, stone, present in ((a_flat, a, has_a), (c_flat, c, has_c)):
-            interior = (present & (degree[stone_flat] >= 2)).nonzero()[0]
-            if interior.size:
-                blocked = np.take(neighbours_t, stone[interior], axis=1)  # [6, I]
-                blocked_flat = blocked + base[interior]
-                old = legal[blocked_flat]
-                legal[blocked_flat] = False
-                lost[interior] += old.view(np.uint8).sum(0, dtype=np.uint8)
-                flat = old.ravel().nonzero()[0]
-                flipped_cells.append(blocked.ravel()[flat])
-                flipped_owner.append(interior[flat % interior.size])
-        # A cell beside both ends of the new ribbon would close a ring (at most two such
-        # cells, from a table); its only stone neighbours are those two ends.
-        pair = new_end0 * width + new_end1
-        for table in self._common_neighbours:
-            closing = base + table[pair]
-            shut = legal[closing]
-            legal[closing] = False
-            lost += shut
-            hit = shut.nonzero()[0]
-            if hit.size:
-                decrements += [base[hit] + new_end0[hit], base[hit] + new_end1[hit]]
-        if count_p == state.batch_size:
-            state.legal_count -= lost
-        else:
-            state.legal_count[rows] -= lost
-
-        # Stone neighbours of the other flipped cells.
-        owner = np.concatenate(flipped_owner)  # [F] index into rows
-        near = np.take(self._neighbours, np.concatenate(flipped_cells), axis=0)  # [F, 6]
-        near += base[owner, None]
-        hits = (stones[near] != EMPTY).ravel().nonzero()[0]
-        touched = near.ravel()[hits]  # [T] flat stones that lost a legal neighbour
-        toucher = owner[hits // 6]  # [T]
-        decrements.append(touched)
-        decrement = np.concatenate(decrements)
-        np.add.at(free, decrement, np.full(decrement.size, -1, dtype=np.int8))
-
-        # The new ribbon is limited when both ends are shut; another ribbon when the stone
-        # that just lost a neighbour has none left and neither has its other end.
-        shut_new = (free[base + new_end0] == 0) & (free[base + new_end1] == 0)
-        new_ribbon = shut_new.nonzero()[0]
-        games = [rows[new_ribbon]]
-        roots = [keep[new_ribbon]]
-        ties = [opponent(colours[new_ribbon])]
-        root_flat = base[toucher] + label[touched]
-        candidate = ((free[touched] == 0) & (root_flat != keep_flat[toucher])).nonzero()[0]
-        if candidate.size:
-            touched, toucher = touched[candidate], toucher[candidate]
-            root_flat = root_flat[candidate]
-            game_base = base[toucher]
-            end = touched - game_base
-            first_end = end0[root_flat]
-            far = np.where(first_end == end, end1[root_flat], first_end)
-            limited = (free[game_base + far] == 0).nonzero()[0]
-            games.append(rows[toucher[limited]])
-            roots.append(root_flat[limited] - game_base[limited])
-            ties.append(opponent(colours[toucher[limited]]))
-        return np.concatenate(games), np.concatenate(roots), np.concatenate(ties)
+        """See placement.place_stones; returns the ribbons that just became limited."""
+        return place_stones(self, state, rows, cells, colours)
 
     def _claim(self, state: GameState, games, roots, tie_colour, limited: bool) -> None:
         """Give each ribbon (games [K], roots [K]) to its majority, ties to tie_colour [K].

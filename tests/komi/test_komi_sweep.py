@@ -111,3 +111,10 @@ def test_quadratic_default_grid_bisects_down_to_the_exact_fair_komi():
     table = run_sweep(rules, SolverAgent(), SweepConfig(games_per_komi=2))
     assert len(table.komi) <= SweepConfig().max_grid_points and table.komi.max() == 1000
     assert fit_table(table).fair_komi == solver_for(rules).value() == 8.5
+
+
+def test_interpolated_crossing():
+    from catena_zero.komi.sweep import interpolated_crossing
+
+    assert interpolated_crossing([7, 8, 9, 10], [0.6, 0.8, 0.75, 0.25]) == 9.5
+    assert np.isnan(interpolated_crossing([0, 1], [0.9, 0.6]))
