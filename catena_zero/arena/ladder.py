@@ -147,13 +147,13 @@ def run_ladder(
     players = players if players is not None else ladder_players(config)
     pairings = ladder_pairings(players, config, seed)
     results = PairwiseResults([p.name for p in players], [p.step for p in players])
-    agents: dict[str, Any] = {}
+    # Every agent is built (every checkpoint loaded) before the first game: a missing or
+    # corrupt file fails at once, and checkpoints rotated away by a running training loop
+    # later cannot break the ladder halfway.
+    agents = {player.name: factory(player.spec) for player in players}
     matches = []
     for number, (i, j) in enumerate(pairings):
         a, b = players[i], players[j]
-        for player in (a, b):
-            if player.name not in agents:
-                agents[player.name] = factory(player.spec)
         label = f"[{number + 1}/{len(pairings)}] {a.name} vs {b.name}"
 
         def match_progress(finished: int, total: int, label: str = label) -> None:

@@ -1,1 +1,4 @@
-"""catena_zero.komi."""
+"""catena_zero.komi: komi balance. `solver` / `exact`: exact minimax of small boards and the
+exact fair komi; `estimate`: the agent's own bisection estimate; `sweep`: empirical
+self-play sweeps and the logistic fit; `opening`: nokomi opening-stone balance; `plots`,
+`tables`: PNG and CSV output; `analysis`: the `catena-zero komi` pipeline."""

@@ -42,6 +42,7 @@ def analyse_komi(rules: Rules, agent, agent_label: str, config: KomiConfig,
     out_dir = Path(config.out_dir)
     track = track_key(rules)
     row: dict = {"track": track, "agent": agent_label}
+    short_label = Path(agent_label).name if "/" in agent_label else agent_label
     exact = exact_report(rules, config.solver_cache)
     row["exact_fair_komi"] = exact.get("fair_komi")
     own = agent_fair_komi(rules, agent, config.estimate, seed=config.sweep.seed)
@@ -62,7 +63,7 @@ def analyse_komi(rules: Rules, agent, agent_label: str, config: KomiConfig,
         plot_sweep({k: getattr(sweep, k) for k in ("komi", "black_score", "wilson_low",
                                                   "wilson_high")},
                    fit_values, out_dir / f"sweep_{track}.png",
-                   title=f"{track}: {agent_label}", exact=row["exact_fair_komi"],
+                   title=f"{track}: {short_label}", exact=row["exact_fair_komi"],
                    search=row["search_fair_komi"])
     row["komi_values"] = len(sweep.komi)
     row["games"] = int(sweep.games.sum())
@@ -78,7 +79,7 @@ def analyse_komi(rules: Rules, agent, agent_label: str, config: KomiConfig,
             cell_row["exact_margin"] = exact_values.get(cell_row["name"])
         write_csv(out_dir / f"opening_{track}.csv", rows)
         plot_opening({k: getattr(opening, k) for k in ("name", "col", "row", "black_score")},
-                     out_dir / f"opening_{track}.png", title=f"{track}: {agent_label}")
+                     out_dir / f"opening_{track}.png", title=f"{track}: {short_label}")
         balanced = abs(opening.black_score - 0.5)
         best = opening.name[balanced == balanced.min()]
         row["most_balanced_openings"] = " ".join(str(name) for name in best)

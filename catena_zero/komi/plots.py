@@ -47,14 +47,14 @@ def plot_sweep(sweep: dict, fit: dict, path: str | Path, title: str = "",
     if _finite(fair) and _finite(fit.get("slope")):
         grid = np.linspace(komi.min() - 0.5, komi.max() + 0.5, 400)
         curve = 0.5 * (1 + np.tanh(0.5 * fit["slope"] * (fair - grid)))
-        axes.plot(grid, curve, color="tab:blue", label=f"logistic fit, fair {fair:g}")
+        axes.plot(grid, curve, color="tab:blue", label=f"logistic fit, fair {fair:.4g}")
         low, high = fit.get("low"), fit.get("high")
         if _finite(low) and _finite(high):
             axes.axvspan(low, high, color="tab:blue", alpha=0.15, label="fair komi 95%")
     if _finite(exact):
         axes.axvline(exact, color="tab:red", linestyle="--", label=f"exact (solver) {exact:g}")
     if _finite(search):
-        axes.axvline(search, color="tab:green", linestyle=":", label=f"agent's own {search:g}")
+        axes.axvline(search, color="tab:green", linestyle=":", label=f"agent's own {search:.4g}")
     axes.axhline(0.5, color="grey", linewidth=0.8)
     axes.set_xlabel("komi")
     axes.set_ylabel("Black's score (wins + draws/2)")
@@ -118,5 +118,5 @@ def _cell(value) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     if isinstance(value, float):
-        return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
+        return f"{value:.4g}" if abs(value) < 1000 else f"{value:.0f}"
     return str(value)

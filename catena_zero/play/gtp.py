@@ -8,7 +8,7 @@ Extension hook (for model-backed players and analysis commands in other modules)
     engine.run(sys.stdin, sys.stdout)            # until `quit` or end of input
 
 - `player.genmove(game)` gets the current `catena_zero.rules.Game` (never to be mutated)
-  and returns an action index (cell index, or `game.state`'s button action); the engine
+  and returns an action index (a cell index, or the board's `button_action`); the engine
   checks it is legal and plays it. Default: `RandomPlayer`, uniform over legal moves,
   drawn from a seeded numpy Generator.
 - A handler returns the response text (may be multi-line, no blank lines) and raises
@@ -185,7 +185,10 @@ class GtpEngine:
     def run(self, input_stream: TextIO, output_stream: TextIO) -> None:
         """Answer commands from `input_stream` until `quit` or end of input."""
         self.finished = False
-        for line in input_stream:
+        while True:
+            line = input_stream.readline()  # one line at a time: controllers wait for replies
+            if not line:
+                break
             reply = self.handle_line(line)
             if reply is None:
                 continue
@@ -257,9 +260,9 @@ def _set_rules(engine: GtpEngine, args: list[str]) -> str:
     return ""
 
 
-def _colour_to_move(engine: GtpEngine, args: list[str], usage: str) -> int:
+def _colour_to_move(engine: GtpEngine, args: list[str], count: int, usage: str) -> int:
     """Parse COLOR and refuse it unless the game is running and it is that colour's turn."""
-    _expect(args, len(usage.split()) - 1, usage)
+    _expect(args, count, usage)
     colour = engine.parse_colour(args[0])
     if engine.game.is_over:
         raise GtpError("the game is over")
@@ -269,7 +272,7 @@ def _colour_to_move(engine: GtpEngine, args: list[str], usage: str) -> int:
 
 
 def _play(engine: GtpEngine, args: list[str]) -> str:
-    _colour_to_move(engine, args, "play COLOR MOVE")
+    _colour_to_move(engine, args, 2, "play COLOR MOVE")
     move = args[1].lower() if args[1].lower() in ("button", "pass") else args[1]
     try:
         action = engine.game.parse_action(move)
@@ -282,7 +285,7 @@ def _play(engine: GtpEngine, args: list[str]) -> str:
 
 
 def _genmove(engine: GtpEngine, args: list[str]) -> str:
-    _colour_to_move(engine, args, "genmove COLOR")
+    _colour_to_move(engine, args, 1, "genmove COLOR")
     action = int(engine.player.genmove(engine.game))
     if action not in engine.game.legal_actions():
         raise GtpError(f"the player chose an illegal action {action}")

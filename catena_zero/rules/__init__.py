@@ -1,8 +1,7 @@
 """catena_zero.rules: exact batched numpy Catena engine (every side 2..10, all 9 variants).
 
-Status (14:18 UTC): READY. The full API of docs/ARCHITECTURE.md is implemented, exact, and
-passes tests/rules (own tests + the reference cross-check); speed work continues behind the
-same API, which will not change.
+Status: READY since 14:18 UTC (full API of docs/ARCHITECTURE.md, exact, cross-checked against
+the reference engine in tests/rules); optimised since behind the same, unchanged API.
 """
 
 from catena_zero.rules.board import BLACK, EMPTY, NO_ACTION, WHITE, Board, get_board, opponent

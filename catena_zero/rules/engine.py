@@ -11,7 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from catena_zero.rules.board import BLACK, EMPTY, NO_ACTION, WHITE, opponent
-from catena_zero.rules.placement import common_neighbour_tables, place_stones
+from catena_zero.rules.placement import (
+    common_neighbour_tables,
+    place_stones,
+    stone_neighbour_tables,
+)
 from catena_zero.rules.state import GameState
 from catena_zero.rules.variants import GameType, Rules
 
@@ -50,6 +54,7 @@ class Engine:
         self._neighbours = self.board.neighbours_padded  # intp [C+1, 6]
         self._neighbours_t = np.ascontiguousarray(self._neighbours.T)  # intp [6, C+1]
         self._common_neighbours = common_neighbour_tables(self.board)
+        self._stone_neighbour_tables = stone_neighbour_tables(self.board)
         self._row_base_cache: dict[int, np.ndarray] = {}
         self._fresh_row: dict[str, np.ndarray] | None = None
         self._is_double = rules.game_type == GameType.DOUBLE
@@ -299,10 +304,22 @@ class Engine:
         winner = np.where(
             2 * black > length, BLACK, np.where(2 * black < length, WHITE, tie_colour)
         ).astype(np.int8)
-        members = state.label[games] == roots[:, None].astype(np.int16)  # [K, C+1]
+        # A ribbon of one or two stones is just its ends; longer ones are found by scanning
+        # their games' rows.
+        short = (length <= 2).nonzero()[0]
+        long = (length > 2).nonzero()[0]
+        members = state.label[games[long]] == roots[long, None].astype(np.int16)  # [L, C+1]
         which, cell = _nonzero_slot(members)
-        cell_flat = games[which] * width + cell
-        state.stones_padded.ravel()[cell_flat] = winner[which]
+        game_base = games[short] * width
+        cell_flat = np.concatenate(
+            [
+                games[long][which] * width + cell,
+                game_base + state.ribbon_end0.ravel()[root_flat[short]],
+                game_base + state.ribbon_end1.ravel()[root_flat[short]],
+            ]
+        )
+        owner = np.concatenate([winner[long][which], winner[short], winner[short]])
+        state.stones_padded.ravel()[cell_flat] = owner
         if limited:
             state.limited_padded.ravel()[cell_flat] = True
         state.ribbon_black.ravel()[root_flat] = np.where(winner == BLACK, length, 0)
@@ -340,10 +357,15 @@ class Engine:
                 exact = self._needs_exact_first_stone(state)[rows].nonzero()[0]
                 if exact.size:
                     mask[exact] = self._good_first_stones(state, rows[exact])
-            counts = mask.sum(1)
+            # The target-th legal cell of each row, read off the row-major list of all of them.
+            counts = np.count_nonzero(mask, axis=1)
+            legal_flat = mask.ravel().nonzero()[0]
+            starts = np.cumsum(counts) - counts
             target = np.floor(rng.random(rows.size) * counts).astype(np.intp)
-            picked = (mask.cumsum(1) > target[:, None]).argmax(1)
-            choice[rows] = np.where(counts > 0, picked, NO_ACTION)
+            found = counts > 0
+            picked = legal_flat[(starts + target)[found]] % self._width
+            choice[rows] = NO_ACTION
+            choice[rows[found]] = picked
         choice[state.terminal] = NO_ACTION
         return choice.astype(np.int64)
 

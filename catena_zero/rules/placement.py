@@ -39,6 +39,27 @@ def common_neighbour_tables(board) -> tuple[np.ndarray, np.ndarray]:
     return first.ravel().astype(np.int16), second.ravel().astype(np.int16)
 
 
+@functools.cache
+def stone_neighbour_tables(board) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Tables over (cell, pattern) -> cell * 64 + pattern, where bit k of the pattern says
+    that neighbour k (board direction order) holds a stone: the smallest and the largest
+    such neighbour (the sentinel C when none, and the largest also when fewer than two),
+    and, over patterns alone, the number of bits set. One gather replaces several
+    reductions over the six directions."""
+    width = board.num_cells + 1
+    neighbours = board.neighbours_padded  # [C+1, 6]
+    patterns = np.arange(64)
+    bits = (patterns[:, None] >> np.arange(6)) & 1  # [64, 6]
+    count = bits.sum(1)  # [64]
+    chosen = bits[None, :, :].astype(bool)  # [1, 64, 6]
+    cells = neighbours[:, None, :]  # [C+1, 1, 6]
+    smallest = np.where(chosen, cells, board.num_cells).min(2)  # [C+1, 64]
+    largest = np.where(chosen, cells, -1).max(2)
+    largest = np.where(largest > smallest, largest, board.num_cells)
+    assert smallest.shape == (width, 64)
+    return smallest.ravel().astype(np.intp), largest.ravel().astype(np.intp), count.astype(np.uint8)
+
+
 def place_stones(engine, state: GameState, rows, cells, colours):
     """Put stones (colours [P]) on cells [P] of the increasing games rows [P]: stones,
     degrees, ribbons, legality, legal_count and free counts; no claims. Returns the
@@ -62,7 +83,9 @@ def place_stones(engine, state: GameState, rows, cells, colours):
     around = np.take(neighbours_t, cells, axis=1)  # [6, P] cells around x
     around_flat = around + base  # [6, P]
     has_stone = stones[around_flat] != EMPTY  # [6, P]
-    count = has_stone.view(np.uint8).sum(0, dtype=np.uint8)  # [P] 0..2 by legality
+    pattern = np.packbits(has_stone, axis=0, bitorder="little")[0]  # [P] bit k: neighbour k
+    smallest, largest, bit_count = engine._stone_neighbour_tables
+    count = bit_count[pattern]  # [P] 0..2 by legality
     x_flat = base + cells
     stones[x_flat] = colours
     around_degree = degree[around_flat] + 1  # [6, P]
@@ -71,9 +94,9 @@ def place_stones(engine, state: GameState, rows, cells, colours):
     degree[x_flat] = count
 
     # The (up to two) stone neighbours a < c of x; the sentinel where missing.
-    a = np.where(has_stone, around, sentinel).min(0)
-    c = np.where(has_stone, around, -1).max(0)
-    c = np.where(c > a, c, sentinel)
+    pattern_flat = cells * 64 + pattern
+    a = smallest[pattern_flat]
+    c = largest[pattern_flat]
     a_flat = base + a
     c_flat = base + c
     root_a_flat = base + label[a_flat]

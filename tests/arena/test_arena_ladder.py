@@ -107,3 +107,14 @@ def test_ladder_with_random_only_baseline_agents():
                         players=players)
     assert abs(result.fit.rating("random2")) < 400
     assert result.csv_path is None
+
+
+def test_a_missing_checkpoint_fails_before_any_game(tmp_path):
+    rules = Rules(side=3)
+    players = [Player("random", "random", None),
+               Player("step5", f"checkpoint:{tmp_path / 'gone-step5.pt'}", 5)]
+    seen = []
+    with pytest.raises(ValueError, match="does not exist"):
+        run_ladder(rules, LadderConfig(games_per_pair=2), AgentFactory(rules), players=players,
+                   progress=lambda *args: seen.append(args))
+    assert seen == []

@@ -461,3 +461,22 @@ def test_bench_script_quick_mode(tmp_path):
     engines = {(row["engine"], row["batch"]) for row in saved["rows"]}
     assert engines == {("python", 1), ("numpy", 1), ("numpy", 16)}
     assert all(row["moves_per_s"] > 0 for row in saved["rows"])
+
+
+@pytest.mark.parametrize("moves", [4, 40])
+def test_random_actions_are_uniform_over_legal_actions(moves):
+    """Early (proposals accepted) and late (exact fallback) positions, button included."""
+    engine = Engine(Rules(6))
+    rng = np.random.default_rng(moves)
+    state = engine.new_games(1)
+    while state.move_number[0] < moves and not state.terminal[0]:
+        legal = np.flatnonzero(engine.legal_actions(state)[0, :-1])
+        engine.step(state, rng.choice(legal, size=1))  # cells only: keep the button open
+    legal = engine.legal_actions(state)[0]
+    assert legal[-1] and legal.sum() >= 3
+    copies = state.take(np.zeros(30000, dtype=np.int64))
+    counts = np.bincount(engine.random_actions(copies, rng), minlength=legal.size)
+    assert counts[~legal].sum() == 0
+    expected = copies.batch_size / legal.sum()
+    # 5 standard deviations of a binomial count: a loose bound that still catches bias.
+    assert np.abs(counts[legal] - expected).max() < 5 * np.sqrt(expected)
