@@ -62,6 +62,9 @@ class Engine:
         # Proposal sampling: 16-bit random numbers below the limit map exactly uniformly
         # onto the cells by a modulo.
         self._proposal_limit = (65536 // self.num_cells) * self.num_cells
+        # Exact division of a 16-bit number by the cell count as a multiply and a shift
+        # (cheaper than numpy's integer modulo): q = (d * M) >> 25 for every d < 2**16.
+        self._proposal_multiplier = -(-(1 << 25) // self.num_cells)
 
     # ------------------------------------------------------------------ creation
     def new_games(self, batch_size: int, komi=0) -> GameState:
@@ -299,27 +302,18 @@ class Engine:
             return
         width = self._width
         root_flat = games * width + roots
-        length = state.ribbon_length.ravel()[root_flat].astype(np.int32)
-        black = state.ribbon_black.ravel()[root_flat].astype(np.int32)
-        winner = np.where(
-            2 * black > length, BLACK, np.where(2 * black < length, WHITE, tie_colour)
-        ).astype(np.int8)
-        # A ribbon of one or two stones is just its ends; longer ones are found by scanning
-        # their games' rows.
-        short = (length <= 2).nonzero()[0]
-        long = (length > 2).nonzero()[0]
-        members = state.label[games[long]] == roots[long, None].astype(np.int16)  # [L, C+1]
+        length = state.ribbon_length.ravel()[root_flat]
+        black = state.ribbon_black.ravel()[root_flat]
+        doubled = black * 2
+        winner = np.where(doubled > length, np.int8(BLACK), np.int8(WHITE))
+        tie = doubled == length
+        winner[tie] = np.broadcast_to(tie_colour, tie.shape)[tie]
+        # The ribbons' stones, found by scanning their games' rows (fewer numpy calls than
+        # treating ribbons of one or two stones apart, which are just their ends).
+        members = state.label[games] == roots[:, None].astype(np.int16)  # [K, C+1]
         which, cell = _nonzero_slot(members)
-        game_base = games[short] * width
-        cell_flat = np.concatenate(
-            [
-                games[long][which] * width + cell,
-                game_base + state.ribbon_end0.ravel()[root_flat[short]],
-                game_base + state.ribbon_end1.ravel()[root_flat[short]],
-            ]
-        )
-        owner = np.concatenate([winner[long][which], winner[short], winner[short]])
-        state.stones_padded.ravel()[cell_flat] = owner
+        cell_flat = games[which] * width + cell
+        state.stones_padded.ravel()[cell_flat] = winner[which]
         if limited:
             state.limited_padded.ravel()[cell_flat] = True
         state.ribbon_black.ravel()[root_flat] = np.where(winner == BLACK, length, 0)
@@ -337,8 +331,12 @@ class Engine:
         raw = rng.bit_generator.random_raw((_PROPOSALS * batch + 3) // 4)
         draws = raw.view(np.uint16)[: _PROPOSALS * batch].reshape(_PROPOSALS, batch)
         valid = draws < self._proposal_limit
-        proposals = (draws % cells).astype(np.intp)  # [K, B]
-        accepted = (valid & state.legal_padded.ravel()[proposals + row_base]).view(np.uint8)
+        proposals = draws.astype(np.intp)  # [K, B]
+        quotient = proposals * self._proposal_multiplier
+        quotient >>= 25
+        quotient *= cells
+        proposals -= quotient  # draws % cells
+        accepted = (valid & state.legal_padded.ravel().take(proposals + row_base)).view(np.uint8)
         slot = accepted.argmax(0)
         choice = proposals.ravel()[slot * batch + np.arange(batch)]
         fallback = accepted.max(0) == 0
@@ -358,7 +356,10 @@ class Engine:
                 if exact.size:
                     mask[exact] = self._good_first_stones(state, rows[exact])
             # The target-th legal cell of each row, read off the row-major list of all of them.
-            counts = np.count_nonzero(mask, axis=1)
+            if self._is_double:
+                counts = np.count_nonzero(mask, axis=1)
+            else:
+                counts = state.legal_count[rows].astype(np.intp)  # the same count, kept
             legal_flat = mask.ravel().nonzero()[0]
             starts = np.cumsum(counts) - counts
             target = np.floor(rng.random(rows.size) * counts).astype(np.intp)

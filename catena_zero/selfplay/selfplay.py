@@ -11,12 +11,13 @@ of games has started, so the batch stays full; then the batch drains.
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from catena_zero.mcts.search import search
-from catena_zero.rules import BLACK, EMPTY, Engine, GameState, observe
+from catena_zero.rules import BLACK, EMPTY, NO_ACTION, Engine, GameState, observe
 from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.selfplay.records import (
     PositionRecords,
@@ -33,7 +34,7 @@ class SelfPlayStats:
     games: int = 0  # games finished
     positions: int = 0  # positions recorded (before symmetry copies)
     moves: int = 0  # moves played in all games (full and cheap searches)
-    evaluations: int = 0  # positions evaluated by the network (sum of search batch x sims)
+    evaluations: int = 0  # search evaluations, batch x (sims + 1): an upper bound on net calls
     black_wins: int = 0  # finished games won by Black
     draws: int = 0  # finished games drawn
     game_lengths: list[int] = field(default_factory=list)  # actions per finished game
@@ -93,8 +94,6 @@ class SelfPlay:
         The Samples hold every full-search position (times `symmetry_copies` when augmenting)
         with its final targets.
         """
-        import time
-
         if num_games < 1:
             raise ValueError(f"num_games must be >= 1, got {num_games}")
         start_time = time.perf_counter()
@@ -110,7 +109,7 @@ class SelfPlay:
         while active.any():
             slots = np.flatnonzero(active & ~state.terminal)
             full = rng.random(slots.size) < self.config.full_search_probability
-            actions = np.full(batch, -1, dtype=np.int64)
+            actions = np.full(batch, NO_ACTION, dtype=np.int64)
             for use_full, search_config in ((True, self.full_search), (False, self.cheap_search)):
                 chosen = slots[full == use_full]
                 if chosen.size == 0:
