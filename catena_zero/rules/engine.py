@@ -25,6 +25,12 @@ from catena_zero.rules.variants import GameType, Rules
 _TWO_STONE_SAFE = 22
 # Uniform proposals tried per game before the exact fallback in random_actions.
 _PROPOSALS = 6
+_PROPOSAL_BITS = (1 << np.arange(_PROPOSALS, dtype=np.uint8))[:, None]  # [K, 1]
+# Index of the lowest set bit of each K-bit pattern (0 for the empty pattern).
+_LOWEST_BIT = np.array(
+    [(pattern & -pattern).bit_length() - 1 if pattern else 0 for pattern in range(64)],
+    dtype=np.intp,
+)
 
 
 def _nonzero_slot(mask: np.ndarray):
@@ -336,10 +342,13 @@ class Engine:
         quotient >>= 25
         quotient *= cells
         proposals -= quotient  # draws % cells
-        accepted = (valid & state.legal_padded.ravel().take(proposals + row_base)).view(np.uint8)
-        slot = accepted.argmax(0)
+        accepted = (valid & state.legal_padded.ravel()[proposals + row_base]).view(np.uint8)
+        # Bit k set when proposal k is accepted; the first accepted one read off a table
+        # (cheaper than argmax along the short axis).
+        pattern = (accepted * _PROPOSAL_BITS).sum(0, dtype=np.uint8)  # [B]
+        slot = _LOWEST_BIT[pattern]
         choice = proposals.ravel()[slot * batch + np.arange(batch)]
-        fallback = accepted.max(0) == 0
+        fallback = pattern == 0
         if self.rules.has_button:
             button = self._button_legal(state)
             take = button & (rng.random(batch) * (state.legal_count + 1) < 1.0)
