@@ -16,7 +16,7 @@ import sys
 
 from catena_zero.cli.common import ConfigError, compose, to_container, to_dataclass
 from catena_zero.export.model_file import ModelFileError
-from catena_zero.play.bundled import ModelLibrary
+from catena_zero.play.bundled import ModelLibrary, default_side
 from catena_zero.play.gtp import GtpEngine, RandomPlayer
 from catena_zero.play.gtp_analysis import install_model_commands
 from catena_zero.play.model_player import ModelPlayer, PlayerConfig
@@ -43,7 +43,7 @@ def build_engine(overrides: list[str], warn=None) -> GtpEngine:
             raise ConfigError(str(error)) from error
     side = values.get("side")
     if side is None:
-        side = library.fixed.metadata.side if library and library.fixed is not None else 6
+        side = default_side(library) if library is not None else 6
     try:
         rules = Rules(side=side, game_type=values["game_type"], scoring=values["scoring"])
         rules.validate_komi(values["komi"])

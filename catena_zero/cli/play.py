@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from catena_zero.cli.common import ConfigError, compose, to_container, to_dataclass
 from catena_zero.export.model_file import ModelFileError
-from catena_zero.play.bundled import ModelLibrary
+from catena_zero.play.bundled import ModelLibrary, default_side
 from catena_zero.play.model_player import ModelPlayer, PlayerConfig
 from catena_zero.play.terminal import TerminalConfig, play_terminal
 
@@ -34,7 +34,7 @@ def build(overrides: list[str]) -> tuple[ModelLibrary, TerminalConfig, PlayerCon
         raise ConfigError(str(error)) from error
     game = {key: values[key] for key in GAME_KEYS if key in values}
     if game.get("side") is None:
-        game["side"] = library.fixed.metadata.side if library.fixed is not None else 6
+        game["side"] = default_side(library)
     if isinstance(game.get("komi"), str) and game["komi"].lower() == "auto":
         game["komi"] = None
     return library, to_dataclass(TerminalConfig, game), player_config

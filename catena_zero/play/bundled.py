@@ -23,6 +23,15 @@ def bundled_model_path(side: int) -> Path:
     return BUNDLED_DIRECTORY / f"side{side}.pt"
 
 
+def default_side(library: ModelLibrary | None = None, preferred: int = 6) -> int:
+    """The side to play when none is given: the fixed model's, else `preferred` if bundled,
+    else the largest bundled side, else `preferred`."""
+    if library is not None and library.fixed is not None:
+        return library.fixed.metadata.side
+    sides = bundled_sides()
+    return preferred if preferred in sides or not sides else max(sides)
+
+
 def bundled_sides() -> list[int]:
     """The board sides that have a bundled champion."""
     return [side for side in range(2, 11) if bundled_model_path(side).is_file()]

@@ -107,6 +107,7 @@ def test_bundled_champions_are_found_by_side(monkeypatch, tmp_path) -> None:
     shutil.copy(tiny_model_file(3), tmp_path / "side3.pt")
     library = ModelLibrary()
     assert bundled.bundled_sides() == [3] and library.sides() == [3]
+    assert bundled.default_side(library) == 3 and bundled.default_side(None, preferred=3) == 3
     assert library.get(3) is library.get(3)  # loaded once
     assert "side 3 komi/standard model" in library.describe(3)
     (tmp_path / "side4.pt").write_bytes(b"broken")
