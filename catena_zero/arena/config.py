@@ -85,3 +85,18 @@ class ArenaConfig:
         if self.opening_plies < 0:
             raise ValueError(f"ArenaConfig.opening_plies must be >= 0, "
                              f"got {self.opening_plies!r}")
+
+
+@dataclass
+class TrainingGateConfig:
+    """Gating inside `catena-zero train`: each chosen checkpoint plays its track's champion."""
+
+    enabled: bool = True  # gate checkpoints while training (the evaluator)
+    every_iterations: int = 10  # gate the checkpoint written at every this many iterations
+    opening_plies: int = 2  # random plies that start each pair of gate games
+    gate: GateConfig = field(default_factory=lambda: GateConfig(num_games=40))  # the match
+
+    def __post_init__(self) -> None:
+        if self.every_iterations < 1:
+            raise ValueError(
+                f"TrainingGateConfig.every_iterations must be >= 1, got {self.every_iterations}")

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from catena_zero.arena.config import GateConfig
+from catena_zero.arena.config import GateConfig, TrainingGateConfig
 from catena_zero.arena.match import MatchResult, ProgressFn, combine_results, play_match
 from catena_zero.arena.registry import (
     ChampionEntry,
@@ -232,3 +232,27 @@ def _komi_near(rules: Rules, estimate: float | None) -> int:
     if estimate is None or not np.isfinite(estimate):
         return int(min(max(0, low), high))
     return int(min(max(round(float(estimate)), low), high))
+
+
+def make_training_gate(rules: Rules, config: TrainingGateConfig, search_config: Any = None,
+                       device: str = "auto", seed: int = 0,
+                       log: Callable[[str], None] | None = print) -> Callable[..., Any] | None:
+    """The training loop's `on_checkpoint` hook: gates every `every_iterations`-th checkpoint
+    (None when gating is disabled). A callable object, so Ray can ship it to an evaluator."""
+    if not config.enabled:
+        return None
+    return _EveryNthCheckpoint(
+        make_gating_callback(rules, config.gate, search_config=search_config, device=device,
+                             seed=seed, opening_plies=config.opening_plies, log=log),
+        config.every_iterations)
+
+
+class _EveryNthCheckpoint:
+    def __init__(self, callback: Callable[..., GateResult], every_iterations: int):
+        self.callback = callback
+        self.every_iterations = every_iterations
+
+    def __call__(self, event: Any) -> GateResult | None:
+        if int(event.counters.iteration) % self.every_iterations != 0:
+            return None
+        return self.callback(event)
