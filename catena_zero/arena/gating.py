@@ -19,7 +19,9 @@ From the training loop:
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,6 +165,27 @@ def run_gate(
                     last_sprt)
 
 
+def preserve_champion_checkpoint(checkpoint: str | os.PathLike, registry: ChampionRegistry,
+                                 track: Track) -> Path:
+    """Copy a checkpoint to `<registry dir>/champions/<track>/` (atomically) and return the
+    copy's path; a checkpoint already stored there is returned as it is."""
+    source = Path(checkpoint)
+    store = registry.path.parent / "champions" / track.key
+    if source.resolve().parent == store.resolve():
+        return source
+    store.mkdir(parents=True, exist_ok=True)
+    parent_run = source.parent.parent.name if source.parent.name == "checkpoints" else ""
+    target = store / (f"{parent_run}-{source.name}" if parent_run else source.name)
+    if not target.exists():
+        temporary = target.with_name(f"{target.name}.tmp-{os.getpid()}")
+        try:
+            shutil.copyfile(source, temporary)
+            os.replace(temporary, target)
+        finally:
+            temporary.unlink(missing_ok=True)
+    return target
+
+
 def _promote(registry: ChampionRegistry, track: Track, candidate: str, previous: str | None,
              step: int, reason: str, match: MatchResult | None, last_sprt: SprtResult | None
              ) -> GateResult:
@@ -244,15 +267,27 @@ def make_training_gate(rules: Rules, config: TrainingGateConfig, search_config: 
     return _EveryNthCheckpoint(
         make_gating_callback(rules, config.gate, search_config=search_config, device=device,
                              seed=seed, opening_plies=config.opening_plies, log=log),
-        config.every_iterations)
+        config.every_iterations, rules, config.gate.registry)
 
 
 class _EveryNthCheckpoint:
-    def __init__(self, callback: Callable[..., GateResult], every_iterations: int):
+    """Gates a copy of the checkpoint kept beside the registry: training rotates its own
+    checkpoints away, and a champion must outlive that. A copy that loses is removed."""
+
+    def __init__(self, callback: Callable[..., GateResult], every_iterations: int,
+                 rules: Rules, registry: str):
         self.callback = callback
         self.every_iterations = every_iterations
+        self.track = Track.from_rules(rules)
+        self.registry = registry
 
     def __call__(self, event: Any) -> GateResult | None:
         if int(event.counters.iteration) % self.every_iterations != 0:
             return None
-        return self.callback(event)
+        registry = ChampionRegistry(self.registry)
+        kept = preserve_champion_checkpoint(event.path, registry, self.track)
+        result = self.callback(dataclasses.replace(event, path=kept))
+        champion = registry.champion(self.track)
+        if champion is None or Path(champion.checkpoint).resolve() != kept.resolve():
+            kept.unlink(missing_ok=True)
+        return result

@@ -22,6 +22,8 @@ import os
 
 from omegaconf import DictConfig
 
+from catena_zero.arena.config import TrainingGateConfig
+from catena_zero.arena.gating import make_training_gate
 from catena_zero.cli.common import (
     ConfigError,
     compose,
@@ -36,7 +38,8 @@ from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.train.config import TrainConfig
 from catena_zero.train.loop_config import LoopConfig, TrainLoopConfig
 
-GROUPS = ("board", "rules", "network", "mcts", "selfplay", "train", "runtime", "preset")
+GROUPS = ("board", "rules", "network", "mcts", "selfplay", "train", "runtime", "preset",
+          "gating")
 
 
 def build_config(config: DictConfig) -> TrainLoopConfig:
@@ -64,10 +67,13 @@ def main(overrides: list[str]) -> int:
                               resume=loop_config.loop.resume)
     loop_config = dataclasses.replace(
         loop_config, loop=dataclasses.replace(loop_config.loop, run_dir=str(run_dir)))
+    gating = to_dataclass(TrainingGateConfig, config.gating, "gating")
+    on_checkpoint = make_training_gate(loop_config.rules, gating, search_config=loop_config.search,
+                                       device=loop_config.loop.device, seed=loop_config.loop.seed)
     if runtime_name == "inline":
         from catena_zero.train.loop import train_loop
 
-        summary = train_loop(loop_config)
+        summary = train_loop(loop_config, on_checkpoint=on_checkpoint)
     else:
         try:
             module = importlib.import_module(f"catena_zero.cli.runtime_{runtime_name}")
@@ -76,7 +82,7 @@ def main(overrides: list[str]) -> int:
                 raise
             raise ConfigError(f"runtime.name={runtime_name!r} is not available "
                               f"(no module catena_zero.cli.runtime_{runtime_name})") from error
-        summary = module.run(loop_config, config.runtime)
+        summary = module.run(loop_config, config.runtime, on_checkpoint=on_checkpoint)
     text = json.dumps(summary, indent=2, sort_keys=True, default=str)
     temporary = run_dir / f"summary.json.tmp-{os.getpid()}"
     temporary.write_text(text + "\n")

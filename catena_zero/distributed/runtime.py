@@ -72,7 +72,11 @@ class _Evaluator:
         self.hook = hook
 
     def evaluate(self, event: CheckpointEvent):
-        return self.hook(event)
+        # A failed evaluation (say, a checkpoint rotated away first) must not stop training.
+        try:
+            return self.hook(event)
+        except Exception as error:  # noqa: BLE001 - reported in the run's summary instead
+            return f"evaluation of {event.path} failed: {type(error).__name__}: {error}"
 
 
 class _Driver:

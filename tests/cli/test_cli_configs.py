@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import pytest
 from omegaconf import DictConfig, OmegaConf
 
+from catena_zero.arena.config import TrainingGateConfig
 from catena_zero.cli.common import (
     ConfigError,
     available_configs,
@@ -18,6 +19,9 @@ from catena_zero.cli.common import (
     rules_from_config,
     to_dataclass,
 )
+from catena_zero.cli.runtime_ray import ray_config_from
+from catena_zero.cli.train import build_config
+from catena_zero.distributed import RayConfig
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.network.config import NetworkConfig
 from catena_zero.selfplay.config import SelfPlayConfig
@@ -66,9 +70,12 @@ def test_every_config_composes_with_every_preset(config_name: str, preset: str) 
         assert rules.board.side == config.board.side
         converted += 1
     if config_name == "train":
-        groups = set(GROUP_DATACLASSES) | {"board", "rules", "runtime", "preset"}
-        top = {key: config[key] for key in config if key not in groups}
-        assert isinstance(to_dataclass(LoopConfig, top), LoopConfig)
+        loop_config = build_config(config)
+        assert isinstance(loop_config.loop, LoopConfig)
+        assert isinstance(to_dataclass(TrainingGateConfig, config.gating, "gating"),
+                          TrainingGateConfig)
+        if config.runtime.name == "ray":
+            assert isinstance(ray_config_from(config.runtime), RayConfig)
         converted += 1
     assert converted >= 1 or not _uses_presets(config_name), (
         f"{config_name}.yaml uses none of the known groups")
@@ -165,3 +172,12 @@ def test_to_dataclass_converts_and_checks_types() -> None:
         to_dataclass(_Example, {"flag": "yes"})
     with pytest.raises(ConfigError, match=r"sizes\[1\]"):
         to_dataclass(_Example, {"sizes": [1, "x"]})
+
+
+@pytest.mark.parametrize("option", group_options("runtime"))
+def test_every_runtime_option_converts(option: str) -> None:
+    config = compose("train", [f"runtime={option}", "preset=tiny"])
+    if option == "ray":
+        assert isinstance(ray_config_from(config.runtime), RayConfig)
+    else:
+        assert config.runtime.name == option
