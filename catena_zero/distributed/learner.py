@@ -24,23 +24,15 @@ from catena_zero.selfplay.fair_komi import estimate_fair_komi
 from catena_zero.train.checkpoint import Counters, latest_checkpoint, load_checkpoint
 from catena_zero.train.loop import (
     CheckpointEvent,
+    LoopLogger,
     LoopState,
     SelfPlayResult,
     WeightsMessage,
+    iteration_scalars,
     learner_iteration,
     make_weights_message,
-)
-from catena_zero.train.loop import (
-    _checkpoint as save_loop_checkpoint,
-)
-from catena_zero.train.loop import (
-    _Logger as LoopLogger,
-)
-from catena_zero.train.loop import (
-    _resume_or_start as resume_or_start,
-)
-from catena_zero.train.loop import (
-    _scalars as loop_scalars,
+    resume_or_start,
+    save_loop_checkpoint,
 )
 from catena_zero.train.loop_config import TrainLoopConfig
 
@@ -154,7 +146,7 @@ class LearnerCore:
         self.state.counters = dataclasses.replace(
             counters, step=self.trainer.step, iteration=counters.iteration + 1,
             games=counters.games + stats.games, positions=counters.positions + stats.positions)
-        scalars = loop_scalars(result, learned)
+        scalars = iteration_scalars(result, learned)
         scalars["selfplay/weights_lag"] = float(self.trainer.step - result.weights_version)
         self.logger.log(self.state.counters.iteration, scalars, {})
         checkpoint = None

@@ -158,7 +158,7 @@ def _discard_shards_from(directory: Path, iteration: int) -> None:
             path.unlink(missing_ok=True)
 
 
-def _resume_or_start(config: TrainLoopConfig, checkpoint_dir: Path, shard_dir: Path,
+def resume_or_start(config: TrainLoopConfig, checkpoint_dir: Path, shard_dir: Path,
                      device, generators: dict[str, np.random.Generator]):
     """(trainer, LoopState): from the newest checkpoint when resuming, else fresh."""
     path = latest_checkpoint(checkpoint_dir) if config.loop.resume else None
@@ -178,7 +178,7 @@ def _resume_or_start(config: TrainLoopConfig, checkpoint_dir: Path, shard_dir: P
                               fair_komi=None if fair_komi is None else float(fair_komi))
 
 
-class _Logger:
+class LoopLogger:
     """TensorBoard scalars and the tqdm bar; both optional."""
 
     def __init__(self, config: TrainLoopConfig, log_dir: Path, start_iteration: int):
@@ -231,12 +231,12 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
     checkpoint_dir.mkdir(parents=True, exist_ok=True)
     generators = {"selfplay": np.random.default_rng([loop.seed, 1]),
                   "train": np.random.default_rng([loop.seed, 2])}
-    trainer, state = _resume_or_start(config, checkpoint_dir, shard_dir, loop.device, generators)
+    trainer, state = resume_or_start(config, checkpoint_dir, shard_dir, loop.device, generators)
     engine = Engine(config.rules)
     evaluator = NetworkEvaluator(trainer.net, engine, trainer.device)
     komi_sampler = KomiSampler(engine, config.selfplay, state.fair_komi)
     window = ReplayWindow(shard_dir, window_samples=config.train.window_samples)
-    logger = _Logger(config, run_dir / "tensorboard", state.counters.iteration)
+    logger = LoopLogger(config, run_dir / "tensorboard", state.counters.iteration)
     start_time = time.monotonic()
     deadline = start_time + 60.0 * loop.max_minutes if loop.max_minutes else math.inf
     summary: dict[str, Any] = {"run_dir": str(run_dir), "resumed_from_iteration":
@@ -261,12 +261,13 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
             state.counters = dataclasses.replace(
                 counters, step=trainer.step, iteration=iteration + 1,
                 games=counters.games + stats.games, positions=counters.positions + stats.positions)
-            scalars = _scalars(played, learned)
+            scalars = iteration_scalars(played, learned)
             logger.log(iteration + 1, scalars, _postfix(scalars))
             summary["last"] = scalars
             if (iteration + 1) % loop.checkpoint_every == 0 or _finished(
                     loop, iteration + 1, deadline):
-                last_checkpoint = _checkpoint(config, trainer, state, checkpoint_dir, generators)
+                last_checkpoint = save_loop_checkpoint(config, trainer, state, checkpoint_dir,
+                                                       generators)
                 if on_checkpoint is not None:
                     on_checkpoint(CheckpointEvent(last_checkpoint, state.counters,
                                                   state.fair_komi, run_dir))
@@ -287,7 +288,7 @@ def _finished(loop, iteration: int, deadline: float) -> bool:
     return time.monotonic() >= deadline
 
 
-def _checkpoint(config: TrainLoopConfig, trainer: Trainer, state: LoopState,
+def save_loop_checkpoint(config: TrainLoopConfig, trainer: Trainer, state: LoopState,
                 checkpoint_dir: Path, generators) -> Path:
     return save_checkpoint(checkpoint_dir, trainer, state.counters,
                            config=config.resolved_config, rules=rules_dict(config),
@@ -295,7 +296,7 @@ def _checkpoint(config: TrainLoopConfig, trainer: Trainer, state: LoopState,
                            keep=config.loop.keep_checkpoints)
 
 
-def _scalars(played: SelfPlayResult, learned: LearnerResult) -> dict[str, float]:
+def iteration_scalars(played: SelfPlayResult, learned: LearnerResult) -> dict[str, float]:
     stats = played.stats
     seconds = max(stats.seconds, 1e-9)
     scalars = {
