@@ -14,7 +14,8 @@ class RayConfig:
     num_selfplay_actors: int = 0  # self-play actors; 0 = (CPUs of the cluster) - 1, at least 1
     cpus_per_actor: float = 1.0  # CPUs reserved per self-play actor
     learner_gpus: float = 0.0  # GPUs for the learner actor (0 = CPU learner)
-    inference_gpus: float = 0.0  # GPUs for a shared inference actor; 0 = each actor on its CPU
+    inference_gpus: float = 0.0  # GPUs of a shared inference actor for every actor's leaves
+    inference_actor: bool = False  # use the shared inference actor even without GPUs (tests, CPUs)
     max_actor_restarts: int = -1  # restarts of a dead actor (-1 = unlimited)
     max_task_failures: int = 3  # resubmissions of one self-play task before the run stops
     namespace: str = "catena_zero"  # Ray namespace of the run's actors
@@ -35,6 +36,10 @@ class RayConfig:
             raise ValueError(f"max_task_failures must be >= 0, got {self.max_task_failures}")
         if self.address is not None and not isinstance(self.address, str):
             raise ValueError(f"address must be a string or null, got {self.address!r}")
+
+    @property
+    def uses_inference_actor(self) -> bool:
+        return self.inference_actor or self.inference_gpus > 0
 
     def actors_for(self, cluster_cpus: float) -> int:
         """Self-play actors to start given the cluster's CPU count (one CPU left to the learner)."""

@@ -29,7 +29,14 @@ from catena_zero.data import list_shards
 from catena_zero.distributed.config import RayConfig
 from catena_zero.distributed.learner import LearnerCore, LearnerStatus, pending_dir
 from catena_zero.distributed.worker import SelfPlayTask, SelfPlayWorkerCore
-from catena_zero.train.loop import CheckpointEvent, CheckpointHook
+from catena_zero.rules import Engine
+from catena_zero.selfplay.evaluator import NetworkEvaluator
+from catena_zero.train.loop import (
+    CheckpointEvent,
+    CheckpointHook,
+    WeightsMessage,
+    build_fresh_network,
+)
 from catena_zero.train.loop_config import TrainLoopConfig
 
 _WORKER_FAILURES = (RayActorError, ActorDiedError, ActorUnavailableError)
@@ -62,6 +69,54 @@ class _LearnerActor(LearnerCore):
             config = dataclasses.replace(
                 config, loop=dataclasses.replace(config.loop, resume=True))
         super().__init__(config)
+
+
+class _InferenceServer:
+    """One network for every self-play actor's leaves (on a GPU when `inference_gpus` > 0):
+    actors send observation planes, it answers with the heads; weights arrive by version."""
+
+    def __init__(self, config: TrainLoopConfig, device: str):
+        from catena_zero.network import InferenceModel
+
+        self.net = build_fresh_network(config)
+        self.model = InferenceModel(self.net, device)
+        self.version = -1
+
+    def set_weights(self, weights: WeightsMessage) -> int:
+        if weights.version != self.version:
+            self.net.load_state_dict(weights.state_dict)
+            self.model.refresh()
+            self.version = weights.version
+        return self.version
+
+    def infer(self, planes, globals_):
+        return self.model(planes, globals_)
+
+
+class _RemoteModel:
+    """Stands in for the InferenceModel inside a worker's NetworkEvaluator."""
+
+    net = None
+
+    def __init__(self, server):
+        self.server = server
+
+    def refresh(self) -> None:
+        """Weights live in the server."""
+
+    def __call__(self, planes, globals_):
+        return ray.get(self.server.infer.remote(planes, globals_))
+
+
+class _SelfPlayWorkerActor(SelfPlayWorkerCore):
+    """A self-play worker that evaluates locally, or through the shared inference actor."""
+
+    def __init__(self, config: TrainLoopConfig, worker_index: int, server=None):
+        remote = None
+        if server is not None:
+            remote = NetworkEvaluator(build_fresh_network(config), Engine(config.rules), "cpu")
+            remote.model = _RemoteModel(server)
+        super().__init__(config, worker_index, evaluate_remote=remote)
 
 
 class _Evaluator:
@@ -103,9 +158,17 @@ class _Driver:
         self._refresh_weights()
         cluster_cpus = float(ray.cluster_resources().get("CPU", 0))
         self.num_workers = ray_config.actors_for(cluster_cpus)
-        worker_class = ray.remote(SelfPlayWorkerCore).options(
+        self.server = None
+        if ray_config.uses_inference_actor:
+            device = "cuda" if ray_config.inference_gpus > 0 else "cpu"
+            self.server = ray.remote(_InferenceServer).options(
+                num_cpus=0, num_gpus=ray_config.inference_gpus,
+                max_restarts=restarts).remote(config, device)
+            ray.get(self.server.set_weights.remote(self.weights_ref))
+        worker_class = ray.remote(_SelfPlayWorkerActor).options(
             num_cpus=ray_config.cpus_per_actor, max_restarts=restarts, max_task_retries=0)
-        self.workers = [worker_class.remote(config, index) for index in range(self.num_workers)]
+        self.workers = [worker_class.remote(config, index, self.server)
+                        for index in range(self.num_workers)]
         ray.get([worker.ping.remote() for worker in self.workers])  # started and ready
         self.next_task_id = int(time.time() * 1000) % 10**9  # unique across restarts of a run
         self.failures: dict[int, int] = {}
@@ -118,6 +181,8 @@ class _Driver:
         if message.version != self.weights_version:
             self.weights_ref = ray.put(message)
             self.weights_version = message.version
+            if getattr(self, "server", None) is not None:
+                self.server.set_weights.remote(self.weights_ref)
 
     def _submit(self, worker_index: int, task: SelfPlayTask | None = None) -> None:
         if task is None:
@@ -138,6 +203,7 @@ class _Driver:
             raise RuntimeError(f"self-play task {task.task_id} failed {failures} times; "
                                f"last error: {error}") from error
         _cleanup_partial_writes(pending_dir(self.run_dir))
+        _await_actor(lambda: self.workers[worker_index].ping.remote())
         retry = dataclasses.replace(task, attempt=task.attempt + 1,
                                     weights_version=self.weights_version)
         self._submit(worker_index, retry)
@@ -148,9 +214,9 @@ class _Driver:
             return None  # consumed by `_recover` after a learner restart
         try:
             status: LearnerStatus = ray.get(self.learner.consume.remote(result))
+            self._after_consume(status)
         except _WORKER_FAILURES:
             return self._recover()
-        self._after_consume(status)
         return status
 
     def _after_consume(self, status: LearnerStatus) -> None:
@@ -166,30 +232,29 @@ class _Driver:
                                     if not ray.wait([ref], timeout=0)[0]]
                 self.evaluations.append(self.evaluator.evaluate.remote(event))
 
-    def _await_learner(self, timeout_s: float = 300.0):
+    def _await_learner(self):
         """The restarted learner's loop state, once Ray has brought it back."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                return ray.get(self.learner.loop_state.remote())
-            except ActorUnavailableError:
-                # Restarting: calls made meanwhile fail at once instead of queueing.
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)
+        return _await_actor(lambda: self.learner.loop_state.remote())
 
-    def _recover(self) -> LearnerStatus | None:
+    def _recover(self, attempts: int = 3) -> LearnerStatus | None:
         """The learner died and Ray restarted it from its newest checkpoint: take its counters
         and train again on every shard it had not checkpointed (they wait in pending/)."""
         self.learner_restarts += 1
-        self.state = self._await_learner()
-        self.weights_version = -1
-        self._refresh_weights()
-        status = None
-        for path in ray.get(self.learner.pending_shards.remote()):
-            status = ray.get(self.learner.consume.remote(_orphan_result(path)))
-            self._after_consume(status)
-        return status
+        for attempt in range(attempts):
+            try:
+                self.state = self._await_learner()
+                self.weights_version = -1
+                self._refresh_weights()
+                status = None
+                for path in ray.get(self.learner.pending_shards.remote()):
+                    status = ray.get(self.learner.consume.remote(_orphan_result(path)))
+                    self._after_consume(status)
+                return status
+            except _WORKER_FAILURES:
+                if attempt + 1 == attempts:
+                    raise
+                self.learner_restarts += 1
+        return None
 
     def run(self) -> dict[str, Any]:
         loop = self.config.loop
@@ -253,10 +318,22 @@ class _Driver:
 
     def shutdown(self) -> None:
         actors = [*self.workers, self.learner]
-        if self.evaluator is not None:
-            actors.append(self.evaluator)
+        actors += [actor for actor in (self.evaluator, self.server) if actor is not None]
         for actor in actors:
             ray.kill(actor, no_restart=True)
+
+
+def _await_actor(call, timeout_s: float = 300.0):
+    """ray.get(call()) once a restarting actor is back. Calls made while Ray restarts an
+    actor fail at once instead of queueing, so they are repeated until one succeeds."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return ray.get(call())
+        except (ActorUnavailableError, RayActorError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
 
 
 def _describe(value: Any) -> Any:

@@ -180,3 +180,19 @@ def test_checkpoint_hook_runs_in_an_evaluator_actor(tmp_path: Path, local_ray) -
     assert Path(summary["checkpoint"]).name + ".done" in markers
     evaluations = summary["evaluations"]
     assert evaluations and all(text.startswith("evaluated ") for text in evaluations)
+
+
+@pytest.mark.slow
+def test_shared_inference_actor_serves_every_worker(tmp_path: Path, local_ray) -> None:
+    """The leaves of both actors go to one inference actor (on a GPU where there is one)."""
+    config = tiny_config(tmp_path, iterations=3)
+    driver = start_driver(config, RayConfig(num_selfplay_actors=2, inference_actor=True))
+    try:
+        assert driver.server is not None
+        summary = driver.run()
+        assert ray.get(driver.server.set_weights.remote(driver.weights_ref)) == \
+            driver.weights_version
+    finally:
+        driver.shutdown()
+    assert summary["counters"]["iteration"] >= 3
+    assert_everything_reads_back(tmp_path, 3)
