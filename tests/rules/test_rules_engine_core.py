@@ -366,7 +366,7 @@ def test_long_random_runs_stay_exact_on_every_side():
 @pytest.mark.parametrize("game_type", ["komi", "nokomi", "double"])
 def test_fast_engine_matches_first_batched_engine(game_type):
     """The optimised engine against the first, simpler batched engine (kept private)."""
-    from catena_zero.rules.slow_engine import SlowEngine
+    from tests.rules.slow_engine import SlowEngine
 
     rng = np.random.default_rng(11)
     fields = ("stones", "legal_cells", "limited", "degree", "to_move", "stones_left", "button",
