@@ -94,7 +94,7 @@ def test_prepare_run_dir_refuses_to_mix_runs(tmp_path: Path) -> None:
 
 def test_train_tiny_in_process(tmp_path: Path, capsys) -> None:
     run_dir = tmp_path / "run"
-    assert main(["train", "preset=tiny", "iterations=1", "tensorboard=false",
+    assert main(["train", "preset=tiny", "runtime=inline", "iterations=1", "tensorboard=false",
                  f"run_dir={run_dir}"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["counters"]["iteration"] == 1
@@ -106,7 +106,8 @@ def test_train_tiny_through_the_console_script(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     environment = dict(os.environ, PYTHONPATH=str(REPO))
     completed = subprocess.run(
-        [sys.executable, "-m", "catena_zero.cli.main", "train", "preset=tiny", "iterations=1",
+        [sys.executable, "-m", "catena_zero.cli.main", "train", "preset=tiny", "runtime=inline",
+         "iterations=1",
          "--run-dir", str(run_dir), "--tensorboard", "false"],
         cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=300)
     assert completed.returncode == 0, completed.stderr
@@ -115,7 +116,8 @@ def test_train_tiny_through_the_console_script(tmp_path: Path) -> None:
     assert (run_dir / "config.yaml").exists()
     assert list((run_dir / "checkpoints").iterdir())
     again = subprocess.run(
-        [sys.executable, "-m", "catena_zero.cli.main", "train", "preset=tiny", "iterations=1",
+        [sys.executable, "-m", "catena_zero.cli.main", "train", "preset=tiny", "runtime=inline",
+         "iterations=1",
          f"run_dir={run_dir}"],
         cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=300)
     assert again.returncode == 2 and "resume=true" in again.stderr

@@ -90,7 +90,7 @@ def test_run_dir_required() -> None:
 def test_killed_run_resumes_from_its_last_checkpoint(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     command = [sys.executable, "-m", "catena_zero.cli.main", "train", "preset=tiny",
-               "iterations=1000", f"run_dir={run_dir}", "tensorboard=false"]
+               "runtime=inline", "iterations=1000", f"run_dir={run_dir}", "tensorboard=false"]
     environment = dict(os.environ, PYTHONPATH=str(REPO))
     process = subprocess.Popen(command, cwd=tmp_path, env=environment,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
