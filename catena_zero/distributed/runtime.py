@@ -227,9 +227,6 @@ class _Driver:
         if status.checkpoint and self.evaluator is not None:
             event = ray.get(self.learner.checkpoint_event.remote())
             if event is not None:
-                # The newest checkpoint supersedes one still waiting for its match.
-                self.evaluations = [ref for ref in self.evaluations
-                                    if not ray.wait([ref], timeout=0)[0]]
                 self.evaluations.append(self.evaluator.evaluate.remote(event))
 
     def _await_learner(self):
@@ -291,13 +288,14 @@ class _Driver:
                     _advance(bar, last)
             if self.state.counters.iteration % loop.checkpoint_every != 0:
                 ray.get(self.learner.checkpoint.remote())
+                final = ray.get(self.learner.checkpoint_event.remote())
+                if self.evaluator is not None and final is not None:
+                    self.evaluations.append(self.evaluator.evaluate.remote(final))
         finally:
             if bar is not None:
                 bar.close()
         minutes = (time.monotonic() - start) / 60.0
         checkpoint = ray.get(self.learner.checkpoint_event.remote())
-        if self.evaluator is not None and checkpoint is not None:
-            self.evaluations.append(self.evaluator.evaluate.remote(checkpoint))
         evaluations = [_describe(value) for value in ray.get(self.evaluations)]
         ray.get(self.learner.close.remote())
         return {
