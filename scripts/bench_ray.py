@@ -23,6 +23,7 @@ from pathlib import Path
 
 import ray
 
+from catena_zero.data.atomic import atomic_write_text
 from catena_zero.distributed import RayConfig
 from catena_zero.distributed.runtime import start_driver
 from catena_zero.mcts.config import SearchConfig
@@ -97,10 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         report = {"rows": rows, "args": {k: str(v) for k, v in vars(args).items()},
                   "cpus": os.cpu_count(), "python": sys.version.split()[0]}
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        temporary = args.json.with_name(args.json.name + f".tmp-{os.getpid()}")
-        temporary.write_text(json.dumps(report, indent=2))
-        os.replace(temporary, args.json)
+        atomic_write_text(args.json, json.dumps(report, indent=2))
     return 0
 
 

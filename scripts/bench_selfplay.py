@@ -37,6 +37,7 @@ from bench_network import measure_throughput  # noqa: E402
 
 from catena_zero.cli.common import compose  # noqa: E402
 from catena_zero.cli.train import build_config  # noqa: E402
+from catena_zero.data.atomic import atomic_write_text  # noqa: E402
 from catena_zero.mcts.single_game import single_game_search  # noqa: E402
 from catena_zero.network import PolicyValueNet, count_parameters  # noqa: E402
 from catena_zero.rules import NUM_GLOBALS, NUM_PLANES, Engine  # noqa: E402
@@ -163,9 +164,7 @@ def main(argv: list[str] | None = None) -> int:
                       indent=2)
     print(text)
     if args.json:
-        temporary = Path(f"{args.json}.tmp-{os.getpid()}")
-        temporary.write_text(text + "\n")
-        os.replace(temporary, args.json)
+        atomic_write_text(args.json, text + "\n")
     return 0
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -30,6 +29,7 @@ sys.path.insert(0, str(REPO))
 
 from catena_zero.arena.agents import RandomAgent, SearchAgent, UCTAgent  # noqa: E402
 from catena_zero.arena.match import play_match  # noqa: E402
+from catena_zero.data.atomic import atomic_write_text  # noqa: E402
 from catena_zero.mcts.config import SearchConfig  # noqa: E402
 from catena_zero.rules import Engine, Rules  # noqa: E402
 from catena_zero.selfplay.evaluator import NetworkEvaluator  # noqa: E402
@@ -118,9 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     text = json.dumps(report, indent=2, default=str)
     print(text)
     if args.json:
-        temporary = Path(f"{args.json}.tmp-{os.getpid()}")
-        temporary.write_text(text + "\n")
-        os.replace(temporary, args.json)
+        atomic_write_text(args.json, text + "\n")
     return 0
 
 

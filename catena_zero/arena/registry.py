@@ -25,6 +25,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from catena_zero.data.atomic import atomic_write_text
+
 REGISTRY_FORMAT = "catena_zero.champion_registry"
 REGISTRY_FORMAT_VERSION = 1
 
@@ -122,17 +124,7 @@ def _validate(document: Any, path: Path) -> dict:
 def write_json_atomic(path: Path, document: dict) -> None:
     """Write JSON to `path` via `path.tmp-<pid>`, fsync, then `os.replace`."""
     path = Path(path)
-    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    try:
-        with open(temporary, "w", encoding="utf-8") as handle:
-            json.dump(document, handle, indent=1, sort_keys=True)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    finally:
-        if temporary.exists():
-            temporary.unlink()
+    atomic_write_text(path, json.dumps(document, indent=1, sort_keys=True) + "\n")
     with contextlib.suppress(OSError):
         directory = os.open(path.parent, os.O_RDONLY)
         try:

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from catena_zero.data.atomic import atomic_open
 from catena_zero.data.samples import FIELDS, Samples
 
 FORMAT_VERSION = 1
@@ -120,17 +121,8 @@ def write_shard(path: str | os.PathLike, samples: Samples, meta: ShardMeta) -> P
     for name in FIELDS:
         if name not in _PACKED:
             arrays[name] = getattr(samples, name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    try:
-        with open(temporary, "wb") as handle:
-            np.savez(handle, **arrays)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    finally:
-        if temporary.exists():
-            temporary.unlink()
+    with atomic_open(path) as handle:
+        np.savez(handle, **arrays)
     return path
 
 

@@ -21,7 +21,6 @@ import dataclasses
 import datetime
 import io
 import json
-import os
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,8 @@ from typing import Any
 
 import numpy as np
 import torch
+
+from catena_zero.data.atomic import atomic_write_bytes
 
 FORMAT_NAME = "catena-zero-model"
 FORMAT_VERSION = 1
@@ -163,19 +164,9 @@ def save_model_file(net: torch.nn.Module, metadata: ModelMetadata, path: str | P
                 if want.shape != have.shape or not torch.allclose(want, have, atol=1e-4):
                     raise ModelFileError(f"exported program disagrees with the network on "
                                          f"{name} at batch {batch}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     buffer = io.BytesIO()  # torch.export wants a buffer or a name ending in .pt2
     torch.export.save(program, buffer, extra_files={METADATA_MEMBER: metadata.to_json()})
-    try:
-        with open(temporary, "wb") as handle:
-            handle.write(buffer.getvalue())
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    finally:
-        if temporary.exists():
-            temporary.unlink()
+    atomic_write_bytes(path, buffer.getvalue())
     return path
 
 
