@@ -51,19 +51,41 @@ def search(
     tree: Tree | None = None,
     *,
     tree_reuse: Tree | None = None,
+    simulations: np.ndarray | None = None,
 ) -> SearchOutput:
     """Search B positions `states` together; `tree` (alias `tree_reuse`) continues old trees.
 
     `tree` must come from `SearchOutput.reroot` (or be an earlier output's tree for the same
     positions); its roots must equal `states`, else ValueError naming the game. The search
     takes ownership of `tree` and mutates it.
+
+    `simulations` [B] gives each game its own budget (default `config.num_simulations` for
+    all): self-play mixes full and cheap searches in one call, so every network call holds
+    the leaves of all games still searching. Each game's search is the one it would get
+    alone with that budget (the Gumbel halving schedule follows its own budget).
     """
     if tree is not None and tree_reuse is not None:
         raise ValueError("pass the reused tree as `tree` or `tree_reuse`, not both")
     if not isinstance(config, SearchConfig):
         raise TypeError(f"config must be a SearchConfig, got {type(config).__name__}")
     runner = _BatchedSearch(engine, evaluate_fn, config, rng)
-    return runner.run(states, tree if tree is not None else tree_reuse)
+    budget = _simulation_budget(simulations, int(states.to_move.shape[0]), config)
+    return runner.run(states, tree if tree is not None else tree_reuse, budget)
+
+
+def _simulation_budget(simulations, batch_size: int, config: SearchConfig) -> np.ndarray:
+    """Per-game simulation counts, checked.  # [B] int64"""
+    if simulations is None:
+        return np.full(batch_size, config.num_simulations, dtype=np.int64)
+    budget = np.asarray(simulations)
+    if budget.shape != (batch_size,) or not np.issubdtype(budget.dtype, np.integer):
+        raise ValueError(
+            f"simulations must be an integer array of shape ({batch_size},), got "
+            f"{budget.dtype} {budget.shape}"
+        )
+    if batch_size and budget.min() < 0:
+        raise ValueError(f"simulations must be >= 0, got {int(budget.min())}")
+    return budget.astype(np.int64)
 
 
 def masked_softmax(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
@@ -111,10 +133,12 @@ class _BatchedSearch:
         self.num_actions = int(engine.rules.board.num_actions)
 
     # ----------------------------------------------------------------------------- setup
-    def run(self, states: GameState, tree: Tree | None) -> SearchOutput:
+    def run(self, states: GameState, tree: Tree | None, budget: np.ndarray) -> SearchOutput:
         config = self.config
         batch_size = int(states.to_move.shape[0])
-        needed = config.num_simulations + 1
+        self.budget = budget  # [B] simulations of each game
+        self.max_simulations = int(budget.max(initial=0))
+        needed = self.max_simulations + 1
         if tree is None:
             tree = Tree.allocate(states, needed, self.num_actions)
         else:
@@ -141,14 +165,27 @@ class _BatchedSearch:
                     size=(rows.size, self.num_actions)
                 )
             self.considered = gumbel.num_considered(root_legal, config)  # [B]
-            self.visit_table = gumbel.considered_visit_table(
-                config.max_considered_actions, config.num_simulations
-            )
+            self._gumbel_visit_tables(budget)
             self._gumbel_root_columns(root_legal)
-        if rows.size:
-            for simulation in range(config.num_simulations):
-                self._simulate(simulation)
+        for simulation in range(self.max_simulations):
+            self.simulating = rows[budget[rows] > simulation]  # trees with budget left
+            if self.simulating.size == 0:
+                break
+            self._simulate(simulation)
         return self._output(states, root_evaluation)
+
+    def _gumbel_visit_tables(self, budget: np.ndarray) -> None:
+        """One sequential-halving table per distinct budget: `visit_table[budget_index[b],
+        considered, simulation]` is the visit count due at that simulation of game b."""
+        distinct, self.budget_index = np.unique(budget, return_inverse=True)
+        max_considered = self.config.max_considered_actions
+        tables = np.zeros((distinct.size, max_considered + 1, max(self.max_simulations, 1)),
+                          dtype=np.int32)
+        for index, simulations in enumerate(distinct):
+            if simulations > 0:
+                tables[index, :, :simulations] = gumbel.considered_visit_table(
+                    max_considered, int(simulations))
+        self.visit_table = tables
 
     def _gumbel_root_columns(self, root_legal: np.ndarray) -> None:
         """The root actions the Gumbel root rule can pick, so each simulation scores [B, K]
@@ -190,7 +227,7 @@ class _BatchedSearch:
                     f"reused tree of game {game} is rooted at a different position than "
                     f"states[{game}]; reroot it on the moves played, or drop it with NO_ACTION"
                 )
-        needed = max(int(tree.num_nodes.max(initial=0)), 1) + self.config.num_simulations
+        needed = max(int(tree.num_nodes.max(initial=0)), 1) + self.max_simulations
         if tree.capacity < needed:
             tree = tree.with_capacity(needed)
         fresh = np.flatnonzero(tree.num_nodes == 0)
@@ -235,7 +272,7 @@ class _BatchedSearch:
         """Descend, expand one leaf per tree, evaluate all new leaves at once, back up."""
         tree, flat = self.tree, self.flat
         capacity = tree.capacity
-        rows = self.search_rows
+        rows = self.simulating
         nodes = rows * capacity  # flat index of each tree's current node (the root)
         path_rows, path_nodes, path_actions = [], [], []
         expand_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
@@ -316,7 +353,8 @@ class _BatchedSearch:
             visits, flat.edge_value_sums_1d[edges], flat.prior_1d[edges], legal,
             flat.raw_value[nodes], self.config, self.root_unvisited_elsewhere[rows],
         )  # fmt: skip
-        considered_visit = self.visit_table[self.considered[rows], simulation]
+        considered_visit = self.visit_table[self.budget_index[rows], self.considered[rows],
+                                            simulation]
         search_visits = visits - self.root_columns_before[rows]
         key = self.root_columns_key[rows]
         scores = gumbel.root_scores(key, 0.0, sigma, search_visits, considered_visit, legal)

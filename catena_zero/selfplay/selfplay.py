@@ -82,10 +82,8 @@ class SelfPlay:
         self.engine = engine
         self.evaluate_fn = evaluate_fn
         self.config = config
-        self.full_search = dataclasses.replace(search_config,
-                                               num_simulations=config.full_simulations)
-        self.cheap_search = dataclasses.replace(search_config,
-                                                num_simulations=config.cheap_simulations)
+        self.search_config = dataclasses.replace(
+            search_config, num_simulations=max(config.full_simulations, config.cheap_simulations))
         self.komi_sampler = komi_sampler or KomiSampler(engine, config)
 
     def play_games(self, num_games: int, rng: np.random.Generator):
@@ -108,21 +106,22 @@ class SelfPlay:
         stats = SelfPlayStats()
         while active.any():
             slots = np.flatnonzero(active & ~state.terminal)
-            full = rng.random(slots.size) < self.config.full_search_probability
+            full = rng.random(slots.size) < self.config.full_search_probability  # [S]
+            # One search for full and cheap games together: each network call then holds the
+            # leaves of every game still searching, not two half batches.
+            budget = np.where(full, self.config.full_simulations, self.config.cheap_simulations)
+            sub_state = state.take(slots)
+            output = search(engine, sub_state, self.evaluate_fn, self.search_config, rng,
+                            simulations=budget)
+            stats.evaluations += int((budget + 1).sum())
             actions = np.full(batch, NO_ACTION, dtype=np.int64)
-            for use_full, search_config in ((True, self.full_search), (False, self.cheap_search)):
-                chosen = slots[full == use_full]
-                if chosen.size == 0:
-                    continue
-                sub_state = state.take(chosen)
-                output = search(engine, sub_state, self.evaluate_fn, search_config, rng)
-                stats.evaluations += chosen.size * (search_config.num_simulations + 1)
-                actions[chosen] = self._select_actions(sub_state, output, rng)
-                if use_full:
-                    planes, globals_ = observe(engine, sub_state)
-                    records.add(planes, globals_, output.policy_target,
-                                engine.legal_actions(sub_state), sub_state.to_move,
-                                game_ids[chosen])
+            actions[slots] = self._select_actions(sub_state, output, rng)
+            if full.any():
+                recorded = sub_state.take(np.flatnonzero(full))
+                planes, globals_ = observe(engine, recorded)
+                records.add(planes, globals_, output.policy_target[full],
+                            engine.legal_actions(recorded), recorded.to_move,
+                            game_ids[slots[full]])
             engine.step(state, actions)
             stats.moves += slots.size
             done = np.flatnonzero(active & state.terminal)

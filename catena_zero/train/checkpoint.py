@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from catena_zero.data.atomic import atomic_open
 from catena_zero.network.model import PolicyValueNet
 from catena_zero.train.trainer import Trainer
 
@@ -223,17 +224,9 @@ def save_checkpoint(
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / checkpoint_filename(counters.step, counters.iteration)
-    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    try:
-        with open(temporary, "wb") as handle:
-            handle.write(header)
-            handle.write(body)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    finally:
-        if temporary.exists():
-            temporary.unlink()
+    with atomic_open(path) as handle:
+        handle.write(header)
+        handle.write(body)
     if keep:
         for old in list_checkpoints(directory)[:-keep]:
             if old != path:

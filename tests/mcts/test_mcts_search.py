@@ -198,3 +198,45 @@ def test_nan_logits_are_refused():
 
     with pytest.raises(ValueError, match=r"policy_logits\[1, 3\]"):
         search(engine, states, broken, SearchConfig(num_simulations=2), np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("game_type", ["komi", "double"])
+def test_per_game_budgets_match_separate_searches(algorithm, game_type):
+    """One search with budgets [16, 4, 0, 9, ...] gives each game exactly the search it gets
+    alone with that budget (deterministic settings: no root noise)."""
+    engine = Engine(Rules(side=4, game_type=game_type))
+    states = engine.new_games(6)
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        engine.step(states, engine.random_actions(states, rng))
+    budgets = np.array([16, 4, 0, 9, 16, 1])
+    evaluator = HashEvaluator(engine.num_actions)
+    config = SearchConfig(algorithm=algorithm, num_simulations=3, gumbel_scale=0.0,
+                          dirichlet_fraction=0.0)
+    merged = search(engine, states, evaluator, config, np.random.default_rng(0),
+                    simulations=budgets)
+    assert evaluator.calls == 1 + budgets.max()  # one network call per simulation, all games
+    assert (merged.visit_counts.sum(axis=1) == budgets).all()
+    check_tree_invariants(merged.tree)
+    for game, budget in enumerate(budgets):
+        if budget == 0 and algorithm != "gumbel":
+            continue  # PUCT/UCT pick by visits: a zero budget leaves only the prior
+        alone_config = SearchConfig(algorithm=algorithm, num_simulations=max(int(budget), 1),
+                                    gumbel_scale=0.0, dirichlet_fraction=0.0)
+        alone = search(engine, states.take(np.array([game])), evaluator, alone_config,
+                       np.random.default_rng(0), simulations=np.array([budget]))
+        assert merged.action[game] == alone.action[0], game
+        assert (merged.visit_counts[game] == alone.visit_counts[0]).all(), game
+        assert np.allclose(merged.policy_target[game], alone.policy_target[0]), game
+        assert np.isclose(merged.root_value[game], alone.root_value[0]), game
+
+
+def test_bad_budgets_are_refused():
+    engine = Engine(Rules(side=3))
+    states = engine.new_games(2)
+    config = SearchConfig(num_simulations=4)
+    evaluator = UniformEvaluator(engine.num_actions)
+    for bad in (np.array([4]), np.array([4.0, 2.0]), np.array([3, -1])):
+        with pytest.raises(ValueError, match="simulations"):
+            search(engine, states, evaluator, config, np.random.default_rng(0), simulations=bad)
