@@ -11,6 +11,8 @@ interval, and JSON (also written to --json).
     python scripts/evaluate_learning.py --run-dir runs/side4-evidence
     python scripts/evaluate_learning.py --checkpoint runs/x/checkpoints/checkpoint-...pt \\
         --games 200 --simulations 32 --uct-playouts 200 --json runs/x/evaluation.json
+    python scripts/evaluate_learning.py --checkpoint CK --komi 10 --games 100 \
+        --opponents uct --search algorithm=puct       # other search settings
 """
 
 from __future__ import annotations
@@ -48,6 +50,23 @@ def search_config_of(checkpoint, simulations: int, gumbel_scale: float) -> Searc
     return SearchConfig(**values)
 
 
+def parse_overrides(items: list[str], search: SearchConfig) -> dict:
+    """'key=value' strings -> SearchConfig fields, each converted to the field's type."""
+    values = {}
+    for item in items:
+        key, separator, text = item.partition("=")
+        if not separator or not hasattr(search, key):
+            raise ValueError(f"expected KEY=VALUE with a SearchConfig field, got {item!r}")
+        current = getattr(search, key)
+        if isinstance(current, bool):
+            if text.lower() not in ("true", "false"):
+                raise ValueError(f"{key} must be true or false, got {text!r}")
+            values[key] = text.lower() == "true"
+        else:
+            values[key] = type(current)(text)
+    return values
+
+
 def match_summary(result) -> dict:
     return {
         "opponent": result.name_b,
@@ -76,6 +95,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--komi", type=int, default=None, help="komi (default: the net's fair)")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--search", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="SearchConfig overrides, e.g. algorithm=puct "
+                             "max_considered_actions=8")
+    parser.add_argument("--opponents", nargs="+", default=["random", "uct"],
+                        choices=["random", "uct"], help="which baselines to play")
     parser.add_argument("--json", default="", help="also write the JSON here")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -96,6 +120,10 @@ def main(argv: list[str] | None = None) -> int:
     low, high = rules.komi_range
     komi = args.komi if args.komi is not None else int(min(max(round(fair_komi), low), high))
     search = search_config_of(checkpoint, args.simulations, args.gumbel_scale)
+    try:
+        search = dataclasses.replace(search, **parse_overrides(args.search, search))
+    except (TypeError, ValueError) as error:
+        parser.error(f"--search: {error}")
     agent = SearchAgent(evaluator, search, name=f"net-{search.algorithm}{args.simulations}")
     print(f"checkpoint {path} (iteration {checkpoint.counters.iteration}, step "
           f"{checkpoint.counters.step}, games {checkpoint.counters.games}); rules "
@@ -103,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     report = {"checkpoint": str(path), "counters": checkpoint.counters.to_dict(),
               "rules": checkpoint.rules, "fair_komi_estimate": fair_komi, "komi": komi,
               "search": dataclasses.asdict(search), "matches": []}
-    for opponent in (RandomAgent(), UCTAgent(args.uct_playouts)):
+    baselines = {"random": RandomAgent(), "uct": UCTAgent(args.uct_playouts)}
+    for opponent in (baselines[name] for name in args.opponents):
         start = time.perf_counter()
         result = play_match(rules, agent, opponent, args.games, komi=komi, seed=args.seed,
                             opening_plies=args.opening_plies)
