@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from pathlib import Path
 
 from catena_zero.arena.specs import AgentFactory
+from catena_zero.data.atomic import atomic_write_text
 from catena_zero.komi.config import NetworkEstimateConfig, SolveConfig
 from catena_zero.komi.estimate import agent_fair_komi
 from catena_zero.komi.exact import solve_exact
@@ -87,9 +87,7 @@ def main() -> int:
     }
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"validate_{args.agent.replace(':', '').replace('/', '_')}.json"
-    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    temporary.write_text(json.dumps(result, indent=1) + "\n")
-    os.replace(temporary, path)
+    atomic_write_text(path, json.dumps(result, indent=1) + "\n")
 
     print(f"side 3 {game_type}/{scoring}, agent {args.agent}")
     print(f"  exact fair komi (solver)       {exact['fair_komi']}")

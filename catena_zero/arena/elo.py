@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from catena_zero.arena.stats import ELO_PER_NATURAL_UNIT, Z_95
+from catena_zero.data.atomic import atomic_write_text
 
 ELO_CSV_FORMAT_VERSION = 1
 ELO_CSV_COLUMNS = (
@@ -173,9 +174,7 @@ def write_elo_csv(path: str | os.PathLike, fit: EloFit) -> Path:
             f"{fit.elo[i]:.2f}", f"{fit.lower[i]:.2f}", f"{fit.upper[i]:.2f}",
             f"{fit.stderr[i]:.2f}", int(fit.games[i]), f"{fit.score[i]:.4f}",
         ])
-    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    temporary.write_text(buffer.getvalue(), encoding="utf-8")
-    os.replace(temporary, path)
+    atomic_write_text(path, buffer.getvalue())
     return path
 
 

@@ -22,6 +22,8 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from catena_zero.data.atomic import atomic_write_text
+
 CONFIG_DIR_ENV = "CATENA_ZERO_CONFIG_DIR"
 
 
@@ -231,9 +233,7 @@ def prepare_run_dir(run_dir: str | None, config: DictConfig, *, name: str = "run
                           f"continue it or choose another run_dir")
     path.mkdir(parents=True, exist_ok=True)
     target = path / "config.yaml"
-    temporary = path / f"config.yaml.tmp-{os.getpid()}"
-    temporary.write_text(format_config(config))
-    os.replace(temporary, target)
+    atomic_write_text(target, format_config(config))
     return path
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
-import os
 
 from omegaconf import DictConfig
 
@@ -32,6 +31,7 @@ from catena_zero.cli.common import (
     to_container,
     to_dataclass,
 )
+from catena_zero.data.atomic import atomic_write_text
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.network.config import NetworkConfig
 from catena_zero.selfplay.config import SelfPlayConfig
@@ -84,8 +84,6 @@ def main(overrides: list[str]) -> int:
                               f"(no module catena_zero.cli.runtime_{runtime_name})") from error
         summary = module.run(loop_config, config.runtime, on_checkpoint=on_checkpoint)
     text = json.dumps(summary, indent=2, sort_keys=True, default=str)
-    temporary = run_dir / f"summary.json.tmp-{os.getpid()}"
-    temporary.write_text(text + "\n")
-    os.replace(temporary, run_dir / "summary.json")
+    atomic_write_text(run_dir / "summary.json", text + "\n")
     print(text)
     return 0

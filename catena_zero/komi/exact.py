@@ -11,11 +11,11 @@ ribbon, which is not a shift of the margin, so every komi of the range is solved
 from __future__ import annotations
 
 import json
-import os
 import resource
 import time
 from pathlib import Path
 
+from catena_zero.data.atomic import atomic_write_text
 from catena_zero.komi.config import SolveConfig
 from catena_zero.komi.solver import ExactSolver, SolverTables, enum_value
 from catena_zero.rules import Rules
@@ -137,10 +137,8 @@ def store_in_cache(path: str | Path, key: str, report: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     results = load_cache(path)
     results[key] = report
-    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    temporary.write_text(json.dumps({"format_version": FORMAT_VERSION, "results": results},
-                                    indent=1, sort_keys=True) + "\n")
-    os.replace(temporary, path)
+    atomic_write_text(path, json.dumps({"format_version": FORMAT_VERSION, "results": results},
+                                       indent=1, sort_keys=True) + "\n")
 
 
 def format_report(report: dict) -> str:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 from pathlib import Path
 
 import numpy as np
+
+from catena_zero.data.atomic import atomic_write_text
 
 FORMAT_LINE = "# catena_zero komi csv v1"
 
@@ -27,9 +28,7 @@ def write_csv(path: str | Path, rows: list[dict], fieldnames: list[str] | None =
     writer.writeheader()
     for row in rows:
         writer.writerow({key: _format(row.get(key)) for key in fieldnames})
-    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    temporary.write_text(buffer.getvalue())
-    os.replace(temporary, path)
+    atomic_write_text(path, buffer.getvalue())
     return path
 
 
