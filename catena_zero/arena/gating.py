@@ -39,6 +39,7 @@ from catena_zero.arena.registry import (
 )
 from catena_zero.arena.specs import AgentFactory, parse_agent_spec
 from catena_zero.arena.sprt import SprtDecision, SprtResult, sprt
+from catena_zero.data.atomic import atomic_open
 from catena_zero.rules import Rules
 
 
@@ -177,12 +178,8 @@ def preserve_champion_checkpoint(checkpoint: str | os.PathLike, registry: Champi
     parent_run = source.parent.parent.name if source.parent.name == "checkpoints" else ""
     target = store / (f"{parent_run}-{source.name}" if parent_run else source.name)
     if not target.exists():
-        temporary = target.with_name(f"{target.name}.tmp-{os.getpid()}")
-        try:
-            shutil.copyfile(source, temporary)
-            os.replace(temporary, target)
-        finally:
-            temporary.unlink(missing_ok=True)
+        with open(source, "rb") as reader, atomic_open(target) as writer:
+            shutil.copyfileobj(reader, writer)
     return target
 
 

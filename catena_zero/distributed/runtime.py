@@ -155,10 +155,10 @@ class _Driver:
         self.state = ray.get(self.learner.loop_state.remote())
         self.weights_version = -1
         self.weights_ref = None
+        self.server = None
         self._refresh_weights()
         cluster_cpus = float(ray.cluster_resources().get("CPU", 0))
         self.num_workers = ray_config.actors_for(cluster_cpus)
-        self.server = None
         if ray_config.uses_inference_actor:
             device = "cuda" if ray_config.inference_gpus > 0 else "cpu"
             self.server = ray.remote(_InferenceServer).options(
@@ -181,7 +181,7 @@ class _Driver:
         if message.version != self.weights_version:
             self.weights_ref = ray.put(message)
             self.weights_version = message.version
-            if getattr(self, "server", None) is not None:
+            if self.server is not None:
                 self.server.set_weights.remote(self.weights_ref)
 
     def _submit(self, worker_index: int, task: SelfPlayTask | None = None) -> None:

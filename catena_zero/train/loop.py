@@ -159,7 +159,7 @@ def _discard_shards_from(directory: Path, iteration: int) -> None:
 
 
 def resume_or_start(config: TrainLoopConfig, checkpoint_dir: Path, shard_dir: Path,
-                     device, generators: dict[str, np.random.Generator]):
+                    device, generators: dict[str, np.random.Generator]):
     """(trainer, LoopState): from the newest checkpoint when resuming, else fresh."""
     path = latest_checkpoint(checkpoint_dir) if config.loop.resume else None
     if path is None:
@@ -289,7 +289,7 @@ def _finished(loop, iteration: int, deadline: float) -> bool:
 
 
 def save_loop_checkpoint(config: TrainLoopConfig, trainer: Trainer, state: LoopState,
-                checkpoint_dir: Path, generators) -> Path:
+                         checkpoint_dir: Path, generators) -> Path:
     return save_checkpoint(checkpoint_dir, trainer, state.counters,
                            config=config.resolved_config, rules=rules_dict(config),
                            generators=generators, extra={"fair_komi": state.fair_komi},
