@@ -114,14 +114,14 @@ class SelfPlay:
             output = search(engine, sub_state, self.evaluate_fn, self.search_config, rng,
                             simulations=budget)
             stats.evaluations += int((budget + 1).sum())
+            legal = engine.legal_actions(sub_state)  # [S, A]
             actions = np.full(batch, NO_ACTION, dtype=np.int64)
-            actions[slots] = self._select_actions(sub_state, output, rng)
+            actions[slots] = self._select_actions(sub_state, output, legal, rng)
             if full.any():
                 recorded = sub_state.take(np.flatnonzero(full))
                 planes, globals_ = observe(engine, recorded)
-                records.add(planes, globals_, output.policy_target[full],
-                            engine.legal_actions(recorded), recorded.to_move,
-                            game_ids[slots[full]])
+                records.add(planes, globals_, output.policy_target[full], legal[full],
+                            recorded.to_move, game_ids[slots[full]])
             engine.step(state, actions)
             stats.moves += slots.size
             done = np.flatnonzero(active & state.terminal)
@@ -144,15 +144,17 @@ class SelfPlay:
         stats.positions = int(sum(chunk["positions"] for chunk in finished_chunks))
         return to_samples(samples), stats
 
-    def _select_actions(self, state: GameState, output, rng: np.random.Generator) -> np.ndarray:
-        """The search's action, or a sample of its policy target at the scheduled temperature."""
+    def _select_actions(self, state: GameState, output, legal: np.ndarray,
+                        rng: np.random.Generator) -> np.ndarray:
+        """The search's action, or a sample of its policy target at the scheduled temperature
+        (`legal` [S, A]: the legal mask of `state`)."""
         actions = np.asarray(output.action).astype(np.int64)  # [n]
         temperature = np.asarray(self.config.temperature(state.move_number), dtype=np.float64)
         sample = temperature > 1e-3
         if not sample.any():
             return actions
         policy = np.asarray(output.policy_target, dtype=np.float64)[sample]  # [m, A]
-        legal = self.engine.legal_actions(state.take(np.flatnonzero(sample)))
+        legal = legal[sample]  # [m, A]
         policy = np.where(legal, np.maximum(policy, 0.0), 0.0)
         # p ** (1 / T) computed in log space so tiny probabilities do not underflow to NaN.
         with np.errstate(divide="ignore"):
