@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import torch
 
 from catena_zero.network import NetworkConfig
+from tests.script_loader import load_script
 
 torch.set_num_threads(1)
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_network.py"
 
 
 def load_bench():
-    spec = importlib.util.spec_from_file_location("bench_network", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bench_network")
 
 
 def test_throughput_functions_measure_a_tiny_net() -> None:

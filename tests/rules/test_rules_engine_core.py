@@ -446,14 +446,11 @@ def test_long_run_with_restarts_keeps_counters_exact():
 
 
 def test_bench_script_quick_mode(tmp_path):
-    import importlib.util
     import json
-    from pathlib import Path
 
-    script = Path(__file__).resolve().parents[2] / "scripts" / "bench_engine.py"
-    spec = importlib.util.spec_from_file_location("bench_engine", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    from tests.script_loader import load_script
+
+    module = load_script("bench_engine")
     out = tmp_path / "bench.json"
     payload = module.main(["--quick", "--sides", "3", "--batches", "1", "16", "--json", str(out)])
     saved = json.loads(out.read_text())

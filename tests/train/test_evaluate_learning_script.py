@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from catena_zero.mcts import SearchConfig
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "evaluate_learning.py"
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("evaluate_learning", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.script_loader import load_script
 
 
 def test_search_overrides_take_the_field_types() -> None:
-    script = load_script()
+    script = load_script("evaluate_learning")
     base = SearchConfig()
     values = script.parse_overrides(
         ["algorithm=puct", "max_considered_actions=8", "c_scale=0.5", "tree_reuse=true"], base)
@@ -35,6 +24,6 @@ def test_search_overrides_take_the_field_types() -> None:
     ("num_simulations=many", "many"),
 ])
 def test_bad_search_overrides_are_named(item: str, message: str) -> None:
-    script = load_script()
+    script = load_script("evaluate_learning")
     with pytest.raises(ValueError, match=message):
         script.parse_overrides([item], SearchConfig())
