@@ -39,7 +39,7 @@ from catena_zero.cli.common import compose  # noqa: E402
 from catena_zero.cli.train import build_config  # noqa: E402
 from catena_zero.data.atomic import atomic_write_text  # noqa: E402
 from catena_zero.mcts.single_game import single_game_search  # noqa: E402
-from catena_zero.network import PolicyValueNet, count_parameters  # noqa: E402
+from catena_zero.network import PolicyValueNet, count_parameters, resolve_device  # noqa: E402
 from catena_zero.rules import NUM_GLOBALS, NUM_PLANES, Engine  # noqa: E402
 from catena_zero.selfplay.evaluator import NetworkEvaluator  # noqa: E402
 from catena_zero.selfplay.selfplay import SelfPlay  # noqa: E402
@@ -55,9 +55,9 @@ def build(preset: str, overrides: list[str]):
     return engine, net, config
 
 
-def measure_batched(engine, net, config, games: int, seed: int) -> dict:
+def measure_batched(engine, net, config, games: int, seed: int, device: str = "cpu") -> dict:
     """(a): one `play_games(games)` call of batched self-play."""
-    evaluator = NetworkEvaluator(net, engine, "cpu")
+    evaluator = NetworkEvaluator(net, engine, device)
     selfplay = SelfPlay(engine, evaluator, config.search, config.selfplay)
     start = time.perf_counter()
     _, stats = selfplay.play_games(games, np.random.default_rng(seed))
@@ -72,9 +72,10 @@ def measure_batched(engine, net, config, games: int, seed: int) -> dict:
     }
 
 
-def measure_single_game(engine, net, config, seconds: float, seed: int) -> dict:
+def measure_single_game(engine, net, config, seconds: float, seed: int,
+                        device: str = "cpu") -> dict:
     """(c): one game at a time, move by move, with the Python MCTS (same simulation mix)."""
-    evaluator = NetworkEvaluator(net, engine, "cpu")
+    evaluator = NetworkEvaluator(net, engine, device)
     rng = np.random.default_rng(seed)
     selfplay_config = config.selfplay
     full = dataclasses.replace(config.search, num_simulations=selfplay_config.full_simulations)
@@ -96,12 +97,13 @@ def measure_single_game(engine, net, config, seconds: float, seed: int) -> dict:
 def bench_preset(preset: str, args) -> dict:
     engine, net, config = build(preset, args.override)
     games = args.games or 2 * config.selfplay.games_in_batch
-    batched = [measure_batched(engine, net, config, games, args.seed + i)
+    batched = [measure_batched(engine, net, config, games, args.seed + i, args.device)
                for i in range(args.repeats)]
     batch = max(1, round(float(np.median([run["mean_network_batch"] for run in batched]))))
-    raw = [measure_throughput(net, batch, "cpu", args.raw_seconds, seed=args.seed + i)
+    raw = [measure_throughput(net, batch, args.device, args.raw_seconds, seed=args.seed + i)
            for i in range(args.repeats)]
-    single = [measure_single_game(engine, net, config, args.single_seconds, args.seed + i)
+    single = [measure_single_game(engine, net, config, args.single_seconds, args.seed + i,
+                                  args.device)
               for i in range(args.repeats)]
     a_positions = float(np.median([run["positions_per_s"] for run in batched]))
     a_evaluations = float(np.median([run["evaluations_per_s"] for run in batched]))
@@ -109,6 +111,7 @@ def bench_preset(preset: str, args) -> dict:
     c_rate = float(np.median([run["positions_per_s"] for run in single]))
     return {
         "preset": preset,
+        "device": args.device,
         "side": config.rules.board.side,
         "network": f"{config.network.blocks}x{config.network.channels}",
         "parameters": count_parameters(net),
@@ -139,17 +142,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--single-seconds", type=float, default=10.0,
                         help="timed seconds of (c)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default="cpu",
+                        help="where the network runs: cpu, cuda or auto (bf16 on a GPU)")
     parser.add_argument("--json", default="", help="also write the JSON here")
     parser.add_argument("--override", nargs="*", default=[],
                         help="extra Hydra overrides for the train config, e.g. "
                              "selfplay.games_in_batch=128")
     args = parser.parse_args(argv)
+    try:
+        args.device = str(resolve_device(args.device))
+    except ValueError as error:
+        parser.error(f"--device: {error}")
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     results = [bench_preset(preset, args) for preset in args.presets]
     header = (f"{'preset':<8}{'net':>7}{'B':>5}{'sims':>7}{'batch':>7}{'(a) pos/s':>11}"
               f"{'(a) eval/s':>12}{'(b) raw/s':>11}{'(c) pos/s':>11}{'a/b':>7}{'a/c':>8}")
-    print(f"torch threads={args.threads}, cpu count={os.cpu_count()}, medians of "
+    print(f"device={args.device}, torch threads={args.threads}, cpu count={os.cpu_count()}, "
+          f"medians of "
           f"{args.repeats} runs")
     print(header)
     for r in results:
@@ -160,8 +170,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['b_raw_network_positions_per_s']:>11.0f}"
               f"{r['c_single_game_positions_per_s']:>11.2f}{r['ratio_a_over_b']:>7.2f}"
               f"{r['ratio_a_over_c']:>8.1f}")
-    text = json.dumps({"threads": args.threads, "repeats": args.repeats, "results": results},
-                      indent=2)
+    text = json.dumps({"device": args.device, "threads": args.threads, "repeats": args.repeats,
+                       "results": results}, indent=2)
     print(text)
     if args.json:
         atomic_write_text(args.json, text + "\n")
