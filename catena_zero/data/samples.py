@@ -206,6 +206,18 @@ class Samples:
         """Subset/gather along the batch axis (int index array or bool mask)."""
         return Samples(**{name: getattr(self, name)[index] for name in FIELDS})
 
+    def first_planes(self, count: int) -> Samples:
+        """The same samples with only the first `count` input planes (for a net trained on an
+        older, shorter observation: planes are append-only). ValueError if fewer are held."""
+        held = self.planes.shape[1]
+        if count > held:
+            raise ValueError(f"samples hold {held} input planes, {count} are needed")
+        if count == held:
+            return self
+        values = {name: getattr(self, name) for name in FIELDS}
+        values["planes"] = np.ascontiguousarray(self.planes[:, :count])
+        return Samples(**values)
+
     def trained_only(self) -> Samples:
         """The samples with weight > 0 (drops the cheap-search positions)."""
         return self.take(np.flatnonzero(self.weight > 0))

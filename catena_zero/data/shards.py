@@ -208,6 +208,8 @@ class ReplayWindow:
     out of the window; the oldest shard in the window is trimmed so that exactly
     min(window_samples, available) samples are held. Bad shards are skipped with a warning
     (`on_bad_shard="skip"`, listed in `bad_shards`) or raise ShardError (`"raise"`).
+    With `num_planes`, samples keep their first `num_planes` input planes, so shards written
+    before planes were added and after can share one window; a shard with fewer is bad.
     """
 
     def __init__(
@@ -215,6 +217,7 @@ class ReplayWindow:
         directory: str | os.PathLike,
         window_samples: int,
         on_bad_shard: str = "skip",
+        num_planes: int | None = None,
     ):
         if not isinstance(window_samples, int | np.integer) or window_samples < 1:
             raise ValueError(f"window_samples must be an int >= 1, got {window_samples!r}")
@@ -222,7 +225,11 @@ class ReplayWindow:
             raise ValueError(f"on_bad_shard must be 'skip' or 'raise', got {on_bad_shard!r}")
         self.directory = Path(directory)
         self.window_samples = int(window_samples)
+        if num_planes is not None and (not isinstance(num_planes, int | np.integer)
+                                       or num_planes < 1):
+            raise ValueError(f"num_planes must be None or an int >= 1, got {num_planes!r}")
         self.on_bad_shard = on_bad_shard
+        self.num_planes = num_planes
         self.bad_shards: dict[Path, str] = {}
         # Each window shard's rows in self._samples: path -> (start, stop). One copy in memory.
         self._segments: dict[Path, tuple[int, int]] = {}
@@ -250,6 +257,12 @@ class ReplayWindow:
             return None
         try:
             samples, _ = read_shard(path)
+            if self.num_planes is not None:
+                held = samples.planes.shape[1]
+                if held < self.num_planes:
+                    raise ShardError(f"shard {str(path)!r} holds {held} input planes; the "
+                                     f"network reads {self.num_planes}")
+                samples = samples.first_planes(self.num_planes)
         except ShardError as error:
             if self.on_bad_shard == "raise":
                 raise

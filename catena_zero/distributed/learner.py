@@ -104,7 +104,8 @@ class LearnerCore:
         self.evaluator = NetworkEvaluator(self.trainer.net, self.engine, self.trainer.device)
         if self.state.fair_komi is None:
             self.state.fair_komi = estimate_fair_komi(self.engine, self.evaluator)
-        self.window = ReplayWindow(self.shard_dir, window_samples=config.train.window_samples)
+        self.window = ReplayWindow(self.shard_dir, window_samples=config.train.window_samples,
+                                   num_planes=self.trainer.net.num_planes)
         self.logger = LoopLogger(dataclasses.replace(
             config, loop=dataclasses.replace(loop, progress=False)),
             self.run_dir / "tensorboard", self.state.counters.iteration)

@@ -115,14 +115,14 @@ def metadata_for(net: torch.nn.Module, rules, *, network_config: dict[str, Any],
                  elo: float | None = None, elo_reference: str | None = None,
                  training_steps: int | None = None, source: str = "") -> ModelMetadata:
     """Metadata for `net` trained on `rules` (shapes taken from the rules' board)."""
-    from catena_zero.rules import NUM_GLOBALS, NUM_PLANES
+    from catena_zero.rules import NUM_GLOBALS
 
     board = rules.board
     lo, hi = rules.komi_range
     return ModelMetadata(
         side=int(rules.side), game_type=_rules_value(rules.game_type),
         scoring=_rules_value(rules.scoring), komi_range=(int(lo), int(hi)),
-        network=dict(network_config), num_planes=int(NUM_PLANES), num_globals=int(NUM_GLOBALS),
+        network=dict(network_config), num_planes=int(net.num_planes), num_globals=int(NUM_GLOBALS),
         grid_size=int(board.grid_size), num_cells=int(board.num_cells),
         num_actions=int(board.num_actions),
         elo=None if elo is None else float(elo), elo_reference=elo_reference,
@@ -231,6 +231,8 @@ class ModelFile:
     def run(self, planes: np.ndarray, globals_: np.ndarray) -> dict[str, np.ndarray]:
         """Evaluate observations: planes [B, P, H, W], globals [B, G] -> numpy outputs by name."""
         runner = self.runner if self.runner is not None else self.program
+        # Observations may carry planes added after this model was trained: it reads its own.
+        planes = planes[:, : self.metadata.num_planes]
         outputs = runner(torch.as_tensor(planes, dtype=torch.float32),
                          torch.as_tensor(globals_, dtype=torch.float32))
         return {name: value.numpy() for name, value in zip(OUTPUT_NAMES, outputs, strict=True)}
@@ -249,6 +251,7 @@ class _NetOutputAdapter(torch.nn.Module):
     def forward(self, planes: torch.Tensor, globals_: torch.Tensor):
         from catena_zero.network import NetOutput
 
+        planes = planes[:, : self.metadata.num_planes]
         policy_logits, value_logits, score, ownership = self.program(planes, globals_)
         return NetOutput(policy_logits=policy_logits, value_logits=value_logits, score=score,
                          ownership=ownership)

@@ -220,7 +220,7 @@ class PolicyValueNet(nn.Module):
     """Residual hex conv net; see the module docstring.
 
     Args:
-        num_planes: input planes P.
+        num_planes: input planes P (the first P of the observation; later ones are ignored).
         num_globals: global inputs G.
         grid_size: H = W = 2n - 1.
         cell_grid_index: int [C], cell i sits at flat grid position row * H + col.
@@ -316,9 +316,11 @@ class PolicyValueNet(nn.Module):
         )
 
     def _check_inputs(self, planes: torch.Tensor, globals_: torch.Tensor) -> None:
-        expected = (self.num_planes, self.grid_size, self.grid_size)
-        if planes.dim() != 4 or tuple(planes.shape[1:]) != expected:
-            raise ValueError(f"planes must be [B, {expected}], got {tuple(planes.shape)}")
+        size = self.grid_size
+        if (planes.dim() != 4 or planes.shape[1] < self.num_planes
+                or tuple(planes.shape[2:]) != (size, size)):
+            raise ValueError(f"planes must be [B, P >= {self.num_planes}, {size}, {size}], "
+                             f"got {tuple(planes.shape)}")
         if globals_.dim() != 2 or globals_.shape != (planes.shape[0], self.num_globals):
             raise ValueError(
                 f"globals must be [{planes.shape[0]}, {self.num_globals}],"
@@ -331,6 +333,9 @@ class PolicyValueNet(nn.Module):
         """(policy_logits [B, A], value_logits [B, 3], score [B], ownership [B, C],
         ownership_logit [B, C]) from planes [B, P, H, W] and globals [B, G]."""
         self._check_inputs(planes, globals_)
+        # Input planes are append-only: a net trained on an older, shorter observation reads
+        # its first num_planes planes and ignores the ones added since.
+        planes = planes[:, : self.num_planes]
         mask = self.board_mask.to(planes.dtype)
         cells = self.num_cells
         batch = planes.shape[0]

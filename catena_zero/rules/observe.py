@@ -9,8 +9,12 @@ from catena_zero.rules.state import GameState
 from catena_zero.rules.variants import GameType, Scoring
 
 # Planes: own stones, opponent stones, limited stones, empty legal cells, ribbon ends,
-# on-board mask.
-NUM_PLANES = 6
+# on-board mask; then, for stones of ribbons not yet limited: the ribbon's majority is mine /
+# theirs / tied, and the ribbon has exactly one / two legal cells left to grow into.
+# The list is append-only: a net trained on the first P planes (an older observation)
+# reads planes[:, :P] and ignores the rest, so older checkpoints and model files keep working.
+NUM_PLANES = 11
+BASIC_PLANES = 6  # the planes of observation version 1 (models trained before the ribbon planes)
 # Globals: komi (scaled, signed for the side to move), button available / mine / theirs,
 # stones left in the turn (0.5 or 1), game type one-hot (3), scoring one-hot (3).
 NUM_GLOBALS = 11
@@ -35,11 +39,12 @@ def observe(engine, state: GameState) -> tuple[np.ndarray, np.ndarray]:
     per_cell[:, 3] = state.legal_cells & ~state.terminal[:, None]
     per_cell[:, 4] = (stones != EMPTY) & (state.degree <= 1)
     per_cell[:, 5] = 1.0
+    _ribbon_planes(state, me, per_cell[:, BASIC_PLANES:])
     planes = np.zeros((batch, NUM_PLANES, size * size), dtype=np.float32)
     planes[:, :, board.cell_grid_index] = per_cell
     planes = planes.reshape(batch, NUM_PLANES, size, size)
 
-    features = np.zeros((batch, NUM_GLOBALS), dtype=np.float32)
+    features = np.zeros((batch, NUM_GLOBALS), dtype=np.float32)  # [B, G]
     komi_scale = 1000.0 if rules.scoring == Scoring.QUADRATIC else 15.0
     sign = np.where(state.to_move == WHITE, 1.0, -1.0)
     features[:, 0] = sign * state.komi / komi_scale
@@ -52,3 +57,30 @@ def observe(engine, state: GameState) -> tuple[np.ndarray, np.ndarray]:
     features[:, 8 + _SCORINGS.index(rules.scoring)] = 1.0
     return planes, features
 
+
+
+def _ribbon_planes(state: GameState, me: np.ndarray, out: np.ndarray) -> None:
+    """Fill out [B, 5, C]: majority mine / theirs / tied, one / two free cells left.
+
+    Claiming hangs on a ribbon's majority and on when it becomes limited, both properties of
+    the whole chain, which a small convolutional net would otherwise have to trace stone by
+    stone along a winding ribbon. Only stones of ribbons still open are marked.
+    """
+    cells = state.stones.shape[1]
+    stones = state.stones  # [B, C]
+    open_stone = (stones != EMPTY) & ~state.limited  # [B, C]
+    root = np.where(open_stone, state.label[:, :cells], cells)  # [B, C]; C = padding slot
+    length = np.take_along_axis(state.ribbon_length, root, axis=1)  # [B, C]
+    black = np.take_along_axis(state.ribbon_black, root, axis=1)
+    mine = np.where(me == WHITE, length - black, black)
+    diff = 2 * mine.astype(np.int32) - length  # mine - theirs
+    end0 = np.take_along_axis(state.ribbon_end0, root, axis=1)
+    end1 = np.take_along_axis(state.ribbon_end1, root, axis=1)
+    free0 = np.take_along_axis(state.free, end0.astype(np.intp), axis=1).astype(np.int32)
+    free1 = np.take_along_axis(state.free, end1.astype(np.intp), axis=1).astype(np.int32)
+    free = free0 + np.where(end0 == end1, 0, free1)  # legal cells the ribbon can grow into
+    out[:, 0] = open_stone & (diff > 0)
+    out[:, 1] = open_stone & (diff < 0)
+    out[:, 2] = open_stone & (diff == 0)
+    out[:, 3] = open_stone & (free == 1)
+    out[:, 4] = open_stone & (free == 2)

@@ -235,7 +235,8 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
     engine = Engine(config.rules)
     evaluator = NetworkEvaluator(trainer.net, engine, trainer.device)
     komi_sampler = KomiSampler(engine, config.selfplay, state.fair_komi)
-    window = ReplayWindow(shard_dir, window_samples=config.train.window_samples)
+    window = ReplayWindow(shard_dir, window_samples=config.train.window_samples,
+                          num_planes=trainer.net.num_planes)
     logger = LoopLogger(config, run_dir / "tensorboard", state.counters.iteration)
     start_time = time.monotonic()
     deadline = start_time + 60.0 * loop.max_minutes if loop.max_minutes else math.inf

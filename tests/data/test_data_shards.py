@@ -225,3 +225,24 @@ def test_replay_window_skips_or_raises_on_bad_shards(tmp_path) -> None:
         empty.sample_batch(4, np.random.default_rng(0))
     with pytest.raises(ValueError, match="window_samples"):
         ReplayWindow(tmp_path, window_samples=0)
+
+
+def test_replay_window_reads_older_shorter_observations(tmp_path) -> None:
+    """Shards written before input planes were added share a window with newer ones."""
+    old = random_samples(3, 10, seed=1, num_planes=4)
+    new = random_samples(3, 10, seed=2, num_planes=6)
+    write_shard(tmp_path / shard_filename(1), old, meta())
+    write_shard(tmp_path / shard_filename(2), new, meta())
+    window = ReplayWindow(tmp_path, window_samples=100, num_planes=4)
+    old_trained, new_trained = old.trained_only(), new.trained_only()
+    assert window.refresh() == len(old_trained) + len(new_trained)
+    assert window.samples.planes.shape[1] == 4
+    np.testing.assert_array_equal(window.samples.planes[len(old_trained):],
+                                  new_trained.planes[:, :4])
+    wider = ReplayWindow(tmp_path, window_samples=100, num_planes=6, on_bad_shard="raise")
+    with pytest.raises(ShardError, match="holds 4 input planes; the network reads 6"):
+        wider.refresh()
+    with pytest.raises(ValueError, match="num_planes"):
+        ReplayWindow(tmp_path, window_samples=5, num_planes=0)
+    with pytest.raises(ValueError, match="samples hold 4 input planes, 5 are needed"):
+        old.first_planes(5)

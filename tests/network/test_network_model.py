@@ -206,6 +206,8 @@ def test_bad_inputs_and_configs_are_refused() -> None:
     net = make_net(3)
     with pytest.raises(ValueError, match="planes must be"):
         net(torch.zeros(1, NUM_PLANES, 7, 7), torch.zeros(1, NUM_GLOBALS))
+    with pytest.raises(ValueError, match="planes must be"):
+        net(torch.zeros(1, NUM_PLANES - 1, 5, 5), torch.zeros(1, NUM_GLOBALS))
     with pytest.raises(ValueError, match="globals must be"):
         net(torch.zeros(1, NUM_PLANES, 5, 5), torch.zeros(1, NUM_GLOBALS + 1))
     with pytest.raises(ValueError, match="blocks"):
@@ -292,3 +294,12 @@ def test_inference_follows_weight_changes_and_copies() -> None:
     for clone in (copy.deepcopy(net), pickle.loads(pickle.dumps(net))):
         with torch.inference_mode():
             assert torch.equal(clone(planes, globals_).policy_logits, cached())
+
+
+def test_planes_added_after_training_are_ignored() -> None:
+    """Observations are append-only: a net reads its first num_planes planes."""
+    net = make_net(3).eval()
+    planes, globals_ = random_inputs(3, 4)
+    longer = torch.cat([planes, torch.rand(4, 3, 5, 5)], dim=1)
+    torch.testing.assert_close(net(longer, globals_).policy_logits,
+                               net(planes, globals_).policy_logits, rtol=0, atol=0)

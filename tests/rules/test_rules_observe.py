@@ -1,0 +1,75 @@
+"""observe(): the ribbon planes against their definition on the reference engine's positions."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from catena_zero.rules import BLACK, EMPTY, NO_ACTION, NUM_PLANES, Engine, Rules, observe
+from catena_zero.rules.observe import BASIC_PLANES
+from tests.rules.reference_engine import RefGame
+from tests.rules.rules_crosscheck_support import choose_action
+
+
+def expected_ribbon_planes(ref: RefGame) -> np.ndarray:
+    """[5, C] by definition: for each stone of a ribbon not yet limited, whether the side to
+    move has more / fewer / as many of its stones, and whether 1 / 2 empty cells adjacent to
+    the ribbon are legal placements."""
+    planes = np.zeros((NUM_PLANES - BASIC_PLANES, ref.board.num_cells), dtype=np.float32)
+    legal = ref.ribbon_legal_cells()
+    for group in ref.groups():
+        if ref.limited[group[0]]:
+            continue
+        mine = sum(ref.stones[cell] == ref.to_move for cell in group)
+        theirs = len(group) - mine
+        free = {other for cell in group for other in ref.board.neighbours[cell] if legal[other]}
+        for index, flag in enumerate((mine > theirs, mine < theirs, mine == theirs,
+                                      len(free) == 1, len(free) == 2)):
+            planes[index, group] = flag
+    return planes
+
+
+@pytest.mark.parametrize("side,game_type", [(2, "komi"), (3, "double"), (4, "komi"),
+                                            (5, "nokomi"), (6, "double"), (7, "komi")])
+def test_ribbon_planes_match_their_definition(side: int, game_type: str) -> None:
+    rng = random.Random(side)
+    games = 6
+    engine = Engine(Rules(side, game_type, "standard"))
+    state = engine.new_games(games, komi=0)
+    refs = [RefGame(side, game_type) for _ in range(games)]
+    grid = engine.board.cell_grid_index
+    seen = np.zeros(NUM_PLANES - BASIC_PLANES, dtype=np.int64)
+    while not all(ref.terminal for ref in refs):
+        planes, _ = observe(engine, state)
+        flat = planes.reshape(games, NUM_PLANES, -1)[:, :, grid]  # [B, P, C]
+        actions = np.full(games, NO_ACTION, dtype=np.int64)
+        for index, ref in enumerate(refs):
+            assert ref.stones == [int(v) for v in state.stones[index]]
+            expected = expected_ribbon_planes(ref)
+            np.testing.assert_array_equal(flat[index, BASIC_PLANES:], expected,
+                                          err_msg=f"game {index} after {ref.history}")
+            seen += expected.any(axis=1)
+            if not ref.terminal:
+                actions[index] = choose_action(ref, ref.legal_actions(), rng, 0.7 * (index % 2))
+        engine.step(state, actions.copy())
+        for index, ref in enumerate(refs):
+            if actions[index] != NO_ACTION:
+                ref.step(int(actions[index]))
+    if side >= 3:
+        assert (seen > 0).all(), seen  # every plane was exercised
+
+
+def test_old_planes_come_first_and_are_unchanged() -> None:
+    engine = Engine(Rules(4))
+    state = engine.new_games(1, komi=0)
+    engine.step(state, np.array([engine.board.parse_cell("D4")]))
+    planes, _ = observe(engine, state)
+    d4 = engine.board.cell_grid_index[engine.board.parse_cell("D4")]
+    flat = planes[0].reshape(NUM_PLANES, -1)
+    # White to move: the black stone is the opponent's, a ribbon of one with Black's majority
+    # and six free cells.
+    assert flat[:BASIC_PLANES, d4].tolist() == [0, 1, 0, 0, 1, 1]
+    assert flat[BASIC_PLANES:, d4].tolist() == [0, 1, 0, 0, 0]
+    assert state.stones[0, engine.board.parse_cell("D4")] == BLACK != EMPTY
