@@ -23,6 +23,7 @@ class SelfPlayConfig:
     fair_komi_smoothing: float = 0.5  # new centre = s * old + (1 - s) * new estimate (0 = none)
     augment_symmetries: bool = True  # store each sample under random board symmetries
     symmetry_copies: int = 1  # distinct random symmetries stored per recorded position (1..12)
+    search_value_weight: float = 0.0  # value target: (1-w) * game outcome + w * root value
 
     def __post_init__(self) -> None:
         positive = ("games_in_batch", "full_simulations", "cheap_simulations", "fair_komi_every")
@@ -32,7 +33,8 @@ class SelfPlayConfig:
         if self.cheap_simulations > self.full_simulations:
             raise ValueError(f"cheap_simulations ({self.cheap_simulations}) must not exceed "
                              f"full_simulations ({self.full_simulations})")
-        for name in ("full_search_probability", "komi_wide_probability", "fair_komi_smoothing"):
+        for name in ("full_search_probability", "komi_wide_probability", "fair_komi_smoothing",
+                     "search_value_weight"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {value}")

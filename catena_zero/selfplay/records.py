@@ -4,7 +4,8 @@ A sample dict holds, batch first (n positions, C cells, A = C + 1 actions):
     planes            float32 [n, P, H, W]   observation, side to move's view
     globals           float32 [n, G]
     policy_target     float32 [n, A]         search policy target (sums to 1)
-    value_target      float32 [n, 3]         one-hot win/draw/loss, side to move's view
+    value_target      float32 [n, 3]         win/draw/loss, side to move's view: the game's
+                                             outcome, optionally blended with the search value
     score_target      float32 [n]            final margin, side to move's view
     ownership_target  float32 [n, C]         final stones: +1 own, -1 opponent, 0 empty
     weight            float32 [n]            loss weight of the position
@@ -25,14 +26,28 @@ SAMPLE_KEYS = ("planes", "globals", "policy_target", "value_target", "score_targ
 class PositionRecords:
     """Positions recorded during play whose game has not ended yet."""
 
-    def __init__(self, board):
+    def __init__(self, board, search_value_weight: float = 0.0):
+        if not 0.0 <= search_value_weight <= 1.0:
+            raise ValueError(f"search_value_weight must be in [0, 1], got {search_value_weight}")
         self.board = board
+        # The outcome of one game is a noisy label for every position in it; the search's
+        # root value is a lower-variance (biased) one. Blending them trains the value head
+        # faster early on, when games are few.
+        self.search_value_weight = float(search_value_weight)
         self.chunks: list[dict[str, np.ndarray]] = []
 
-    def add(self, planes, globals_, policy_target, legal_mask, to_move, game_ids) -> None:
+    def add(self, planes, globals_, policy_target, legal_mask, to_move, game_ids,
+            root_value=None) -> None:
         """Record n positions: planes [n,P,H,W], globals [n,G], policy and legal [n,A],
-        to_move and game ids [n]."""
+        to_move and game ids [n], the search's root value [n] in [-1, 1] (mover's view;
+        needed when search_value_weight > 0)."""
+        count = len(game_ids)
+        if root_value is None:
+            if self.search_value_weight > 0.0:
+                raise ValueError("root_value is needed when search_value_weight > 0")
+            root_value = np.zeros(count, dtype=np.float32)
         self.chunks.append({
+            "root_value": np.clip(np.asarray(root_value, dtype=np.float32), -1.0, 1.0),
             "planes": np.asarray(planes, dtype=np.uint8),
             "legal_mask": np.asarray(legal_mask, dtype=bool),
             "globals": np.asarray(globals_, dtype=np.float32),
@@ -66,6 +81,12 @@ class PositionRecords:
         game_winner = np.asarray(winner, dtype=np.int64)[rows]
         outcome = np.where(game_winner == EMPTY, 1, np.where(game_winner == to_move, 0, 2))
         value_target = np.eye(3, dtype=np.float32)[outcome]  # [n, 3]
+        if self.search_value_weight > 0.0:
+            searched = merged["root_value"][mine]  # [n] win minus loss expectation
+            searched_wdl = np.stack([(1 + searched) / 2, np.zeros_like(searched),
+                                     (1 - searched) / 2], axis=1)
+            weight = self.search_value_weight
+            value_target = ((1 - weight) * value_target + weight * searched_wdl).astype(np.float32)
         sign = np.where(to_move == 1, 1.0, -1.0).astype(np.float32)  # Black is colour 1
         score_target = np.asarray(margin, dtype=np.float32)[rows] * sign
         final = np.asarray(stones, dtype=np.int64)[rows]  # [n, C]

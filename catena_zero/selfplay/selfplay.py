@@ -101,7 +101,7 @@ class SelfPlay:
         game_ids = np.arange(batch)  # [B] serial of the game in each slot
         started = batch
         active = np.ones(batch, dtype=bool)  # [B] slot holds a game still to be played
-        records = PositionRecords(engine.rules.board)
+        records = PositionRecords(engine.rules.board, self.config.search_value_weight)
         finished_chunks = []
         stats = SelfPlayStats()
         while active.any():
@@ -121,7 +121,7 @@ class SelfPlay:
                 recorded = sub_state.take(np.flatnonzero(full))
                 planes, globals_ = observe(engine, recorded)
                 records.add(planes, globals_, output.policy_target[full], legal[full],
-                            recorded.to_move, game_ids[slots[full]])
+                            recorded.to_move, game_ids[slots[full]], output.root_value[full])
             engine.step(state, actions)
             stats.moves += slots.size
             done = np.flatnonzero(active & state.terminal)

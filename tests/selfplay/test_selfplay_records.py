@@ -104,6 +104,30 @@ def test_final_targets_follow_the_side_to_move() -> None:
     assert len(records) == 0
 
 
+def test_value_target_blends_the_outcome_with_the_search_value() -> None:
+    board = Engine(Rules(side=3)).rules.board
+    actions = board.num_actions
+    planes = np.zeros((2, 6, 5, 5), np.float32)
+    policy = np.full((2, actions), 1.0 / actions, np.float32)
+    records = PositionRecords(board, search_value_weight=0.25)
+    # One game, Black then White to move; searches valued them +0.6 and -0.2 (mover's view).
+    records.add(planes, np.zeros((2, 3)), policy, policy > 0, np.array([BLACK, WHITE]),
+                np.array([3, 3]), root_value=np.array([0.6, -0.2]))
+    stones = np.zeros((1, board.num_cells), np.int8)
+    out = records.pop_finished(np.array([3]), np.array([BLACK]), np.array([2.5]), stones)
+    # Black won: outcome (1, 0, 0) for Black's position, (0, 0, 1) for White's.
+    np.testing.assert_allclose(out["value_target"], [[0.75 + 0.25 * 0.8, 0, 0.25 * 0.2],
+                                                     [0.25 * 0.4, 0, 0.75 + 0.25 * 0.6]])
+    np.testing.assert_allclose(out["value_target"].sum(axis=1), 1.0, rtol=1e-6)
+    with pytest.raises(ValueError, match="root_value is needed"):
+        records.add(planes, np.zeros((2, 3)), policy, policy > 0, np.array([BLACK, WHITE]),
+                    np.array([4, 4]))
+    with pytest.raises(ValueError, match="search_value_weight"):
+        PositionRecords(board, search_value_weight=1.5)
+    with pytest.raises(ValueError, match="search_value_weight"):
+        SelfPlayConfig(search_value_weight=-0.1)
+
+
 def test_komi_sampler_stays_in_range_and_centres_on_the_estimate() -> None:
     engine = Engine(Rules(side=4))
     config = SelfPlayConfig(komi_spread=1.0, komi_wide_probability=0.1)
