@@ -159,8 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     header = (f"{'preset':<8}{'net':>7}{'B':>5}{'sims':>7}{'batch':>7}{'(a) pos/s':>11}"
               f"{'(a) eval/s':>12}{'(b) raw/s':>11}{'(c) pos/s':>11}{'a/b':>7}{'a/c':>8}")
     print(f"device={args.device}, torch threads={args.threads}, cpu count={os.cpu_count()}, "
-          f"medians of "
-          f"{args.repeats} runs")
+          f"medians of {args.repeats} runs")
     print(header)
     for r in results:
         sims = "/".join(str(s) for s in r["simulations_full_cheap"])

@@ -58,7 +58,6 @@ def observe(engine, state: GameState) -> tuple[np.ndarray, np.ndarray]:
     return planes, features
 
 
-
 def _ribbon_planes(state: GameState, me: np.ndarray, out: np.ndarray) -> None:
     """Fill out [B, 5, C]: majority mine / theirs / tied, one / two free cells left.
 
