@@ -14,6 +14,8 @@ from catena_zero.data.samples import (
     Samples,
     augment_with_symmetries,
     grid_permutation,
+    random_symmetries,
+    symmetry_images,
     wdl_from_outcome,
 )
 from catena_zero.data.shards import (
@@ -38,9 +40,11 @@ __all__ = [
     "augment_with_symmetries",
     "grid_permutation",
     "list_shards",
+    "random_symmetries",
     "read_shard",
     "read_shard_meta",
     "shard_filename",
+    "symmetry_images",
     "wdl_from_outcome",
     "write_shard",
 ]

@@ -271,43 +271,58 @@ def augment_with_symmetries(samples: Samples, board, symmetries: Sequence[int]) 
     `board` provides `symmetries` [12, C], `action_symmetries` [12, A], `grid_size` and
     `cell_grid_index` [C] (the `catena_zero.rules.Board`). Globals are symmetry invariant.
     """
-    symmetry_table = np.asarray(board.symmetries)
-    action_table = np.asarray(board.action_symmetries)
-    symmetries = [int(k) for k in symmetries]
-    if not symmetries:
+    symmetries = np.asarray([int(k) for k in symmetries], dtype=np.int64)
+    if not symmetries.size:
         raise ValueError("augment_with_symmetries needs at least one symmetry index")
-    for k in symmetries:
-        if not 0 <= k < len(symmetry_table):
-            raise ValueError(f"symmetry index {k} out of range 0..{len(symmetry_table) - 1}")
+    count = len(samples)
+    rows = np.tile(np.arange(count), symmetries.size)
+    return symmetry_images(samples.take(rows), board, np.repeat(symmetries, count))
+
+
+def random_symmetries(samples: Samples, board, rng: np.random.Generator) -> Samples:
+    """Each sample under its own uniformly drawn board symmetry (training-time augmentation:
+    a sample drawn again from the replay window is seen under a fresh image)."""
+    num_symmetries = np.asarray(board.symmetries).shape[0]
+    return symmetry_images(samples, board, rng.integers(0, num_symmetries, size=len(samples)))
+
+
+def symmetry_images(samples: Samples, board, which: np.ndarray) -> Samples:
+    """Row i of `samples` under board symmetry `which[i]`.  # which [N] int in 0..11
+
+    Planes move with the board's cells inside the grid, policy and legal mask by
+    `action_symmetries` (the button stays), ownership by `symmetries`; globals and scalar
+    targets are symmetry invariant.
+    """
+    symmetry_table = np.asarray(board.symmetries)  # [12, C]
+    action_table = np.asarray(board.action_symmetries)  # [12, A]
+    which = np.asarray(which, dtype=np.int64)
+    if which.shape != (len(samples),):
+        raise ValueError(f"symmetry_images needs one symmetry per sample: got shape "
+                         f"{which.shape} for {len(samples)} samples")
+    if which.size and not (0 <= which.min() and which.max() < len(symmetry_table)):
+        bad = int(which[(which < 0) | (which >= len(symmetry_table))][0])
+        raise ValueError(f"symmetry index {bad} out of range 0..{len(symmetry_table) - 1}")
     cells = symmetry_table.shape[1]
     if samples.num_cells != cells or samples.planes.shape[2] != board.grid_size:
         raise ValueError(
             f"samples have {samples.num_cells} cells on a {samples.planes.shape[2]}-grid, the board"
             f" has {cells} cells on a {board.grid_size}-grid"
         )
+    # y[..., table[k]] = x  <=>  y = x[..., inverse[k]]: gather with the inverse permutation.
+    inverse_cells = np.argsort(symmetry_table, axis=1)[which]  # [N, C]
+    inverse_actions = np.argsort(action_table, axis=1)[which]  # [N, A]
     count, num_planes, size, _ = samples.planes.shape
-    flat_planes = samples.planes.reshape(count, num_planes, size * size)
-    parts = []
-    for k in symmetries:
-        # y[..., perm] = x moves the value at each position to its image.
-        planes = np.empty_like(flat_planes)
-        planes[:, :, grid_permutation(board, k)] = flat_planes
-        policy = np.empty_like(samples.policy_target)
-        policy[:, action_table[k]] = samples.policy_target
-        legal = np.empty_like(samples.legal_mask)
-        legal[:, action_table[k]] = samples.legal_mask
-        ownership = np.empty_like(samples.ownership_target)
-        ownership[:, symmetry_table[k]] = samples.ownership_target
-        parts.append(
-            Samples(
-                planes=planes.reshape(count, num_planes, size, size),
-                globals=samples.globals.copy(),
-                policy_target=policy,
-                value_target=samples.value_target.copy(),
-                score_target=samples.score_target.copy(),
-                ownership_target=ownership,
-                weight=samples.weight.copy(),
-                legal_mask=legal,
-            )
-        )
-    return Samples.concatenate(parts)
+    planes = samples.planes.reshape(count, num_planes, size * size).copy()
+    grid_index = np.asarray(board.cell_grid_index)  # [C]
+    planes[:, :, grid_index] = np.take_along_axis(planes[:, :, grid_index],
+                                                  inverse_cells[:, None, :], axis=2)
+    return Samples(
+        planes=planes.reshape(count, num_planes, size, size),
+        globals=samples.globals.copy(),
+        policy_target=np.take_along_axis(samples.policy_target, inverse_actions, axis=1),
+        value_target=samples.value_target.copy(),
+        score_target=samples.score_target.copy(),
+        ownership_target=np.take_along_axis(samples.ownership_target, inverse_cells, axis=1),
+        weight=samples.weight.copy(),
+        legal_mask=np.take_along_axis(samples.legal_mask, inverse_actions, axis=1),
+    )

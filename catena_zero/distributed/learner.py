@@ -140,7 +140,7 @@ class LearnerCore:
         except (ShardError, OSError) as error:
             raise ValueError(f"cannot adopt shard {result.shard_path}: {error}") from error
         learned = learner_iteration(self.trainer, self.window, self.config.train,
-                                    self.generators["train"])
+                                    self.generators["train"], self.engine.rules.board)
         self.evaluator.refresh()
         counters = self.state.counters
         stats = result.stats

@@ -30,6 +30,9 @@ class SearchConfig:
     gumbel_scale: float = 1.0  # Gumbel: noise scale; 0 gives a deterministic search (evaluation)
     c_visit: float = 50.0  # Gumbel: sigma(q) = (c_visit + max visits) * c_scale * q
     c_scale: float = 0.1  # Gumbel: sigma(q) scale, see c_visit
+    score_utility_weight: float = 0.0  # w: a leaf's utility is (1-w) value + w tanh(score term)
+    score_utility_scale: float = 5.0  # margin points of the tanh's unit in the score term
+    score_utility_centered: bool = True  # score term relative to the root's expected margin
     tree_reuse: bool = False  # callers pass output.reroot(played) back as search(tree=...)
     tree_reuse_max_nodes: int = 4096  # subtrees larger than this are dropped (bounds memory)
 
@@ -53,6 +56,8 @@ class SearchConfig:
         _require(self, "gumbel_scale", self.gumbel_scale >= 0, ">= 0")
         _require(self, "c_visit", self.c_visit >= 0, ">= 0")
         _require(self, "c_scale", self.c_scale >= 0, ">= 0")
+        _require(self, "score_utility_weight", 0 <= self.score_utility_weight <= 1, "in [0, 1]")
+        _require(self, "score_utility_scale", self.score_utility_scale > 0, "> 0")
         _require(self, "tree_reuse_max_nodes", self.tree_reuse_max_nodes >= 1, ">= 1")
 
 

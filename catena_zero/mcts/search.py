@@ -16,7 +16,7 @@ from catena_zero.mcts import gumbel, puct
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.mcts.evaluation import EvaluateFn, Evaluation
 from catena_zero.mcts.tree import ROOT_INDEX, UNVISITED, Tree
-from catena_zero.rules import EMPTY, NO_ACTION, GameState
+from catena_zero.rules import BLACK, EMPTY, NO_ACTION, GameState
 
 
 @dataclass
@@ -244,13 +244,20 @@ class _BatchedSearch:
             return Evaluation.concatenate_into(batch_size, [], self.num_actions)
         live_states = states if live.size == batch_size else states.take(live)
         evaluation = self._evaluate(live_states)
+        # The score term of the utility is centred on each root's expected margin (its mover's
+        # view), so it still ranks moves where the win probability is already near 0 or 1.
+        self.root_score = np.zeros(batch_size)  # [B]
+        self.root_mover = states.to_move.copy()  # [B]
+        if self.config.score_utility_weight > 0 and self.config.score_utility_centered:
+            self.root_score[live] = evaluation.score
         fresh = tree.num_nodes[live] == 0
         rows = live[fresh]
         if rows.size:
             legal = self.engine.legal_actions(live_states)[fresh]
             tree.legal[rows, ROOT_INDEX] = legal
             tree.prior[rows, ROOT_INDEX] = masked_softmax(evaluation.policy_logits[fresh], legal)
-            value = evaluation.value[fresh]
+            score = None if evaluation.score is None else evaluation.score[fresh]
+            value = self._utility(rows, evaluation.value[fresh], score, states.to_move[rows])
             tree.raw_value[rows, ROOT_INDEX] = value
             tree.value_sums[rows, ROOT_INDEX] = value
             tree.visit_counts[rows, ROOT_INDEX] = 1
@@ -265,7 +272,33 @@ class _BatchedSearch:
             np.maximum(np.asarray(evaluation.value, np.float32), -1.0), 1.0
         )
         evaluation.policy_logits = np.asarray(evaluation.policy_logits, dtype=np.float32)
+        if self.config.score_utility_weight > 0:
+            batch_size = int(states.to_move.shape[0])
+            if evaluation.score is None or np.shape(evaluation.score) != (batch_size,):
+                shape = None if evaluation.score is None else np.shape(evaluation.score)
+                raise ValueError(
+                    f"SearchConfig.score_utility_weight > 0 needs Evaluation.score of shape "
+                    f"{(batch_size,)}; the evaluate_fn gave {shape}"
+                )
+            evaluation.score = np.asarray(evaluation.score, dtype=np.float64)
         return evaluation
+
+    def _utility(self, rows: np.ndarray, value: np.ndarray, score: np.ndarray | None,
+                 mover: np.ndarray) -> np.ndarray:
+        """What the search maximises, for leaves of trees `rows` seen by `mover`.  # [R]
+
+        (1 - w) value + w tanh((score - centre) / scale): the value alone when w = 0; the
+        centre is the root's expected margin turned to `mover`'s view (0 when not centred).
+        """
+        config = self.config
+        weight = config.score_utility_weight
+        value = np.asarray(value, dtype=np.float64)
+        if weight == 0:
+            return value
+        sign = np.where(mover == self.root_mover[rows], 1.0, -1.0)
+        centre = sign * self.root_score[rows]
+        term = np.tanh((score - centre) / config.score_utility_scale)
+        return (1.0 - weight) * value + weight * term
 
     # ------------------------------------------------------------------------ simulation
     def _simulate(self, simulation: int) -> None:
@@ -391,10 +424,11 @@ class _BatchedSearch:
         ended = np.flatnonzero(terminal)
         if ended.size:
             ended_states = child_states if ended.size == rows.size else child_states.take(ended)
-            winner = self.engine.result(ended_states).winner
-            values[ended] = np.where(
-                winner == EMPTY, 0.0, np.where(winner == mover[ended], 1.0, -1.0)
-            )
+            result = self.engine.result(ended_states)
+            winner = result.winner
+            outcome = np.where(winner == EMPTY, 0.0, np.where(winner == mover[ended], 1.0, -1.0))
+            margin = np.where(mover[ended] == BLACK, 1.0, -1.0) * result.margin  # mover's view
+            values[ended] = self._utility(rows[ended], outcome, margin, mover[ended])
         live = np.flatnonzero(~terminal)
         if live.size:
             live_states = child_states if live.size == rows.size else child_states.take(live)
@@ -403,7 +437,8 @@ class _BatchedSearch:
             live_flat = new_flat[live]
             flat.legal[live_flat] = legal
             flat.prior[live_flat] = masked_softmax(evaluation.policy_logits, legal)
-            values[live] = evaluation.value
+            values[live] = self._utility(rows[live], evaluation.value, evaluation.score,
+                                         mover[live])
         flat.raw_value[new_flat] = values
         return new_nodes, values
 

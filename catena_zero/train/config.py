@@ -40,6 +40,7 @@ class TrainConfig:
     mixed_precision: bool = True  # bfloat16 autocast for training on CUDA (ignored on CPU)
     window_samples: int = 250_000  # replay window: newest trained samples kept
     min_window_samples: int = 2_000  # train only once the window holds this many samples
+    augment_symmetries: bool = False  # each minibatch sample under a fresh random board symmetry
 
     def __post_init__(self) -> None:
         self.validate()

@@ -30,7 +30,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from catena_zero.data import ReplayWindow, ShardMeta, list_shards, shard_filename, write_shard
+from catena_zero.data import (
+    ReplayWindow,
+    ShardMeta,
+    list_shards,
+    random_symmetries,
+    shard_filename,
+    write_shard,
+)
 from catena_zero.network import PolicyValueNet
 from catena_zero.rules import NUM_GLOBALS, NUM_PLANES, Engine
 from catena_zero.selfplay.evaluator import NetworkEvaluator
@@ -141,13 +148,22 @@ def selfplay_iteration(engine: Engine, evaluate_fn, config: TrainLoopConfig,
 
 
 def learner_iteration(trainer: Trainer, window: ReplayWindow, config: TrainConfig,
-                      rng: np.random.Generator) -> LearnerResult:
-    """Refresh the replay window and take `steps_per_iteration` optimiser steps on it."""
+                      rng: np.random.Generator, board=None) -> LearnerResult:
+    """Refresh the replay window and take `steps_per_iteration` optimiser steps on it.
+
+    With `config.augment_symmetries`, every minibatch sample is shown under a random symmetry
+    of `board` (the `catena_zero.rules.Board` of the run), drawn anew each time it is drawn.
+    """
+    if config.augment_symmetries and board is None:
+        raise ValueError("train.augment_symmetries needs the board: pass learner_iteration(..., "
+                         "board=engine.rules.board)")
     window.refresh()
     if window.num_samples < max(config.min_window_samples, 1):
         return LearnerResult(trainer.step, None, window.num_samples)
-    metrics = trainer.train_steps(window.batches(config.steps_per_iteration, config.batch_size,
-                                                 rng))
+    batches = window.batches(config.steps_per_iteration, config.batch_size, rng)
+    if config.augment_symmetries:
+        batches = (random_symmetries(batch, board, rng) for batch in batches)
+    metrics = trainer.train_steps(batches)
     return LearnerResult(trainer.step, metrics.as_dict(), window.num_samples)
 
 
@@ -256,7 +272,8 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
             played = selfplay_iteration(engine, evaluator, config, komi_sampler,
                                         shard_dir / shard_filename(iteration), iteration,
                                         trainer.step, generators["selfplay"])
-            learned = learner_iteration(trainer, window, config.train, generators["train"])
+            learned = learner_iteration(trainer, window, config.train, generators["train"],
+                                        engine.rules.board)
             evaluator.refresh()
             stats = played.stats
             state.counters = dataclasses.replace(

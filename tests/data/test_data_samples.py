@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from catena_zero.data import Samples, augment_with_symmetries, wdl_from_outcome
+from catena_zero.data import (
+    Samples,
+    augment_with_symmetries,
+    random_symmetries,
+    symmetry_images,
+    wdl_from_outcome,
+)
 from catena_zero.rules import Engine, Rules, get_board, observe
 
 
@@ -80,6 +86,59 @@ def test_augmented_sample_equals_the_sample_of_the_transformed_game(side: int) -
         expected = samples_from_states(engine, play_random(engine, image_moves))
         block = augmented.take(slice(k * games, (k + 1) * games))
         assert block.equals(expected), f"symmetry {k}"
+
+
+@pytest.mark.parametrize("side", [2, 4, 5])
+def test_per_row_symmetries_equal_the_samples_of_the_transformed_games(side: int) -> None:
+    """symmetry_images maps row i by its own symmetry which[i]: each row equals the sample
+    of the game whose every move was mapped by that symmetry."""
+    rules = Rules(side=side)
+    engine = Engine(rules)
+    board = rules.board
+    rng = np.random.default_rng(10 + side)
+    games = 24
+    state = engine.new_games(games)
+    history = []
+    for _ in range(side):  # no game ends this early
+        actions = engine.random_actions(state, rng)
+        engine.step(state, actions)
+        history.append(actions)
+    assert not state.terminal.any()
+    which = np.arange(games) % 12
+    images = symmetry_images(samples_from_states(engine, state), board, which)
+    image_moves = [[int(board.action_symmetries[which[g]][a[g]]) for a in history]
+                   for g in range(games)]
+    assert images.equals(samples_from_states(engine, play_random(engine, image_moves)))
+
+
+def test_random_symmetries_draw_every_symmetry_and_keep_scalar_targets() -> None:
+    samples = random_samples(4, 600, seed=3)
+    board = get_board(4)
+    images = random_symmetries(samples, board, np.random.default_rng(0))
+    for name in ("globals", "value_target", "score_target", "weight"):
+        np.testing.assert_array_equal(getattr(images, name), getattr(samples, name))
+    np.testing.assert_allclose(images.policy_target.sum(axis=1), 1.0, rtol=1e-5)
+    # Each row is the image of its own row under one of the 12 symmetries, and all 12 occur.
+    all_images = augment_with_symmetries(samples, board, range(12))
+    used = set()
+    for row in range(len(samples)):
+        matches = [k for k in range(12)
+                   if all_images.take([k * len(samples) + row]).equals(images.take([row]))]
+        assert matches, f"row {row} is no symmetry image of its sample"
+        used.update(matches)
+    assert used == set(range(12))
+    # The same generator state gives the same images; the samples are left untouched.
+    again = random_symmetries(samples, board, np.random.default_rng(0))
+    assert again.equals(images)
+
+
+def test_symmetry_images_refuse_bad_arguments() -> None:
+    samples = random_samples(3, 4)
+    board = get_board(3)
+    with pytest.raises(ValueError, match="one symmetry per sample"):
+        symmetry_images(samples, board, np.zeros(3, int))
+    with pytest.raises(ValueError, match="symmetry index -1"):
+        symmetry_images(samples, board, np.array([0, 1, -1, 2]))
 
 
 def test_identity_augmentation_is_a_copy_and_order_is_k_major() -> None:

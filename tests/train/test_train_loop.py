@@ -16,9 +16,10 @@ import torch
 
 from catena_zero.cli.common import compose
 from catena_zero.cli.train import build_config
-from catena_zero.data import list_shards, read_shard
-from catena_zero.train import latest_checkpoint, list_checkpoints, load_checkpoint
-from catena_zero.train.loop import train_loop
+from catena_zero.data import ReplayWindow, list_shards, read_shard
+from catena_zero.rules import Engine
+from catena_zero.train import Trainer, latest_checkpoint, list_checkpoints, load_checkpoint
+from catena_zero.train.loop import build_fresh_network, learner_iteration, train_loop
 
 REPO = Path(__file__).resolve().parents[2]
 torch.set_num_threads(1)
@@ -57,10 +58,12 @@ def test_tiny_run_writes_shards_checkpoints_and_logs(tmp_path: Path) -> None:
         assert name in summary["last"]
 
 
-def test_resume_continues_exactly(tmp_path: Path) -> None:
-    straight = train_loop(_config(tmp_path / "straight", "iterations=3"))
-    train_loop(_config(tmp_path / "split", "iterations=2"))
-    resumed = train_loop(_config(tmp_path / "split", "iterations=3", "resume=true"))
+@pytest.mark.parametrize("augment", ["false", "true"])
+def test_resume_continues_exactly(tmp_path: Path, augment: str) -> None:
+    option = f"train.augment_symmetries={augment}"
+    straight = train_loop(_config(tmp_path / "straight", "iterations=3", option))
+    train_loop(_config(tmp_path / "split", "iterations=2", option))
+    resumed = train_loop(_config(tmp_path / "split", "iterations=3", "resume=true", option))
     assert resumed["resumed_from_iteration"] == 2
     assert resumed["counters"] == straight["counters"]
     assert resumed["fair_komi"] == straight["fair_komi"]
@@ -117,3 +120,25 @@ def test_killed_run_resumes_from_its_last_checkpoint(tmp_path: Path) -> None:
     for path in shards:
         read_shard(path)
     assert np.isfinite(summary["last"]["loss/total"])
+
+
+def test_training_time_symmetries_need_the_board_and_change_the_batches(tmp_path: Path) -> None:
+    config = _config(tmp_path / "run", "iterations=1")
+    train_loop(config)
+    window = ReplayWindow(tmp_path / "run" / "shards", window_samples=10_000)
+    augmented = dataclasses.replace(config.train, augment_symmetries=True, min_window_samples=1)
+    trainer = Trainer(build_fresh_network(config), augmented, "cpu")
+    with pytest.raises(ValueError, match="augment_symmetries needs the board"):
+        learner_iteration(trainer, window, augmented, np.random.default_rng(0))
+    assert trainer.step == 0  # refused before touching the window or the net
+    board = Engine(config.rules).rules.board
+    weights = {}
+    for flag in (False, True):
+        torch.manual_seed(0)
+        trainer = Trainer(build_fresh_network(config), dataclasses.replace(augmented,
+                          augment_symmetries=flag), "cpu")
+        learned = learner_iteration(trainer, window, trainer.config, np.random.default_rng(0),
+                                    board)
+        assert learned.metrics is not None and trainer.step == config.train.steps_per_iteration
+        weights[flag] = {k: v.clone() for k, v in trainer.net.state_dict().items()}
+    assert any(not torch.equal(weights[False][k], weights[True][k]) for k in weights[False])
