@@ -67,6 +67,32 @@ def parse_overrides(items: list[str], search: SearchConfig) -> dict:
     return values
 
 
+def checkpoint_path(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Path:
+    """--checkpoint, or the newest checkpoint of --run-dir (a parser error otherwise)."""
+    if args.checkpoint:
+        return Path(args.checkpoint)
+    if args.run_dir:
+        path = latest_checkpoint(Path(args.run_dir) / "checkpoints")
+        if path is None:
+            parser.error(f"no checkpoint in {args.run_dir}/checkpoints")
+        return path
+    parser.error("give --run-dir or --checkpoint")
+
+
+def load_net_at_komi(path: Path, komi: int | None):
+    """(checkpoint, rules, engine, evaluator, fair-komi estimate, komi to play): `komi`, or
+    the net's fair-komi estimate rounded into the rules' komi range."""
+    checkpoint = load_checkpoint(path)
+    rules = Rules(**checkpoint.rules)
+    engine = Engine(rules)
+    evaluator = NetworkEvaluator(build_network(checkpoint), engine, "cpu")
+    fair_komi = estimate_fair_komi(engine, evaluator)
+    low, high = rules.komi_range
+    if komi is None:
+        komi = int(min(max(round(fair_komi), low), high))
+    return checkpoint, rules, engine, evaluator, fair_komi, komi
+
+
 def match_summary(result) -> dict:
     return {
         "opponent": result.name_b,
@@ -103,22 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default="", help="also write the JSON here")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    if args.checkpoint:
-        path = Path(args.checkpoint)
-    elif args.run_dir:
-        path = latest_checkpoint(Path(args.run_dir) / "checkpoints")
-        if path is None:
-            parser.error(f"no checkpoint in {args.run_dir}/checkpoints")
-    else:
-        parser.error("give --run-dir or --checkpoint")
-    checkpoint = load_checkpoint(path)
-    rules = Rules(**checkpoint.rules)
-    engine = Engine(rules)
-    net = build_network(checkpoint)
-    evaluator = NetworkEvaluator(net, engine, "cpu")
-    fair_komi = estimate_fair_komi(engine, evaluator)
-    low, high = rules.komi_range
-    komi = args.komi if args.komi is not None else int(min(max(round(fair_komi), low), high))
+    path = checkpoint_path(parser, args)
+    checkpoint, rules, engine, evaluator, fair_komi, komi = load_net_at_komi(path, args.komi)
     search = search_config_of(checkpoint, args.simulations, args.gumbel_scale)
     try:
         search = dataclasses.replace(search, **parse_overrides(args.search, search))
