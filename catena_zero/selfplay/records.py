@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from catena_zero.data import Samples, symmetry_images
 from catena_zero.rules import EMPTY, NUM_GLOBALS, NUM_PLANES
 
 SAMPLE_KEYS = ("planes", "globals", "policy_target", "value_target", "score_target",
@@ -108,8 +109,6 @@ class PositionRecords:
 
 def to_samples(samples: dict):
     """The sample dict as validated `catena_zero.data.Samples`."""
-    from catena_zero.data import Samples
-
     return Samples.create(**{key: samples[key] for key in SAMPLE_KEYS})
 
 
@@ -135,42 +134,14 @@ def finalise_records(chunks: list[dict], board) -> dict:
     return {key: np.concatenate([chunk[key] for chunk in chunks]) for key in SAMPLE_KEYS}
 
 
-def symmetry_augment(samples: dict, board, copies: int, rng: np.random.Generator) -> dict:
-    """Each position stored under `copies` distinct random symmetries of the 12 (k=0 identity).
-
-    Planes are permuted on the board's cells inside the grid; policy by action_symmetries
-    (button fixed); ownership by cell symmetries; globals and scalar targets unchanged.
-    """
-    count = samples["weight"].shape[0]
+def symmetry_augment(samples: Samples, board, copies: int,
+                     rng: np.random.Generator) -> Samples:
+    """Each position of `samples` (`catena_zero.data.Samples`) under `copies` distinct random
+    symmetries of the 12 (k=0 identity), through `catena_zero.data.symmetry_images`."""
+    count = len(samples)
     if count == 0:
         return samples
     num_symmetries = np.asarray(board.symmetries).shape[0]
     choice = np.argsort(rng.random((count, num_symmetries)), axis=1)[:, :copies]  # [n, copies]
-    return apply_symmetries(samples, board, np.repeat(np.arange(count), copies),
-                            choice.reshape(-1))
-
-
-def apply_symmetries(samples: dict, board, source: np.ndarray, which: np.ndarray) -> dict:
-    """Sample `source[j]` transformed by symmetry `which[j]`, for j < m.  # source, which [m]"""
-    symmetries = np.asarray(board.symmetries)  # [12, C]
-    # y[..., sym[k]] = x  <=>  y = x[..., inverse[k]]
-    inverse_cells = np.argsort(symmetries, axis=1)[which]  # [m, C]
-    inverse_actions = np.argsort(np.asarray(board.action_symmetries), axis=1)[which]  # [m, A]
-    planes = samples["planes"][source]  # [m, P, H, W] (a fresh array)
-    m, num_planes, height, width = planes.shape
-    flat = planes.reshape(m, num_planes, height * width)
-    grid_index = np.asarray(board.cell_grid_index)  # [C]
-    flat[:, :, grid_index] = np.take_along_axis(flat[:, :, grid_index],
-                                                inverse_cells[:, None, :], axis=2)
-    return {
-        "planes": flat.reshape(m, num_planes, height, width),
-        "globals": samples["globals"][source],
-        "policy_target": np.take_along_axis(samples["policy_target"][source], inverse_actions,
-                                            axis=1),
-        "value_target": samples["value_target"][source],
-        "score_target": samples["score_target"][source],
-        "ownership_target": np.take_along_axis(samples["ownership_target"][source],
-                                               inverse_cells, axis=1),
-        "weight": samples["weight"][source],
-        "legal_mask": np.take_along_axis(samples["legal_mask"][source], inverse_actions, axis=1),
-    }
+    rows = np.repeat(np.arange(count), copies)
+    return symmetry_images(samples.take(rows), board, choice.reshape(-1))

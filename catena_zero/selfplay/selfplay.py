@@ -136,13 +136,13 @@ class SelfPlay:
                     game_ids[restart] = np.arange(started, started + restart.size)
                     started += restart.size
                 active[done[still_to_start:] if still_to_start > 0 else done] = False
-        samples = finalise_records(finished_chunks, engine.rules.board)
+        samples = to_samples(finalise_records(finished_chunks, engine.rules.board))
         if self.config.augment_symmetries:
             samples = symmetry_augment(samples, engine.rules.board, self.config.symmetry_copies,
                                        rng)
         stats.seconds = time.perf_counter() - start_time
         stats.positions = int(sum(chunk["positions"] for chunk in finished_chunks))
-        return to_samples(samples), stats
+        return samples, stats
 
     def _select_actions(self, state: GameState, output, legal: np.ndarray,
                         rng: np.random.Generator) -> np.ndarray:

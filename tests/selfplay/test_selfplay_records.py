@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from catena_zero.data import symmetry_images
 from catena_zero.mcts.evaluation import Evaluation
 from catena_zero.rules import BLACK, EMPTY, WHITE, Engine, Rules, observe
 from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.selfplay.fair_komi import estimate_fair_komi
-from catena_zero.selfplay.records import PositionRecords, apply_symmetries, symmetry_augment
+from catena_zero.selfplay.records import PositionRecords, symmetry_augment, to_samples
 from catena_zero.selfplay.selfplay import KomiSampler
 
 
@@ -29,14 +30,16 @@ def _samples_of(engine: Engine, state) -> dict:
     planes, globals_ = observe(engine, state)
     board = engine.rules.board
     rng = np.random.default_rng(5)
-    policy = rng.random((1, board.num_actions)).astype(np.float32)
+    # A valid sample (as Samples checks it): the policy puts mass on legal actions only.
+    legal = engine.legal_actions(state)
+    policy = (rng.random((1, board.num_actions)) * legal).astype(np.float32)
     return {
         "planes": planes, "globals": globals_, "policy_target": policy / policy.sum(),
         "value_target": np.eye(3, dtype=np.float32)[[0]],
         "score_target": np.array([2.5], np.float32),
         "ownership_target": rng.choice([-1.0, 0.0, 1.0], size=(1, board.num_cells)),
         "weight": np.ones(1, np.float32),
-        "legal_mask": rng.random((1, board.num_actions)) < 0.5,
+        "legal_mask": legal,
     }
 
 
@@ -52,31 +55,32 @@ def test_symmetric_planes_equal_the_observation_of_the_symmetric_game(side: int)
         for action in actions:
             engine.step(mirrored, np.array([action_symmetries[k, action]]))
         planes, globals_ = observe(engine, mirrored)
-        out = apply_symmetries(samples, board, np.array([0]), np.array([k]))
-        np.testing.assert_array_equal(out["planes"], planes)
-        np.testing.assert_array_equal(out["globals"], globals_)
+        out = symmetry_images(to_samples(samples), board, np.array([k]))
+        np.testing.assert_array_equal(out.planes, planes)
+        np.testing.assert_array_equal(out.globals, globals_)
         # A per-action / per-cell target follows its cell: y[sym[k]] = x.
         expected_policy = np.empty_like(samples["policy_target"])
         expected_policy[:, action_symmetries[k]] = samples["policy_target"]
-        np.testing.assert_array_equal(out["policy_target"], expected_policy)
+        np.testing.assert_array_equal(out.policy_target, expected_policy)
         expected_ownership = np.empty_like(samples["ownership_target"])
         expected_ownership[:, np.asarray(board.symmetries)[k]] = samples["ownership_target"]
-        np.testing.assert_array_equal(out["ownership_target"], expected_ownership)
+        np.testing.assert_array_equal(out.ownership_target, expected_ownership)
         expected_legal = np.empty_like(samples["legal_mask"])
         expected_legal[:, action_symmetries[k]] = samples["legal_mask"]
-        np.testing.assert_array_equal(out["legal_mask"], expected_legal)
+        np.testing.assert_array_equal(out.legal_mask, expected_legal)
 
 
 def test_symmetry_copies_are_distinct_transforms() -> None:
     engine = Engine(Rules(side=4))
     state, _ = _random_game(engine, np.random.default_rng(1), moves=6)
     samples = _samples_of(engine, state)
-    out = symmetry_augment(samples, engine.rules.board, 12, np.random.default_rng(0))
-    assert out["planes"].shape[0] == 12
+    out = symmetry_augment(to_samples(samples), engine.rules.board, 12,
+                           np.random.default_rng(0))
+    assert out.planes.shape[0] == 12
     # The 12 images of an asymmetric position are pairwise different.
-    flat = out["policy_target"].reshape(12, -1)
+    flat = out.policy_target.reshape(12, -1)
     assert len({row.tobytes() for row in flat}) == 12
-    np.testing.assert_allclose(out["policy_target"].sum(axis=1), 1.0, rtol=1e-5)
+    np.testing.assert_allclose(out.policy_target.sum(axis=1), 1.0, rtol=1e-5)
 
 
 def test_final_targets_follow_the_side_to_move() -> None:
