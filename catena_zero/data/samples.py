@@ -251,19 +251,6 @@ class Samples:
         return dataclasses.replace(self, **changes)
 
 
-def grid_permutation(board, symmetry: int) -> np.ndarray:
-    """int [H * W]: flat grid position p goes to position perm[p] under symmetry k.
-
-    On-board positions follow `board.symmetries[k]`; off-board positions stay put (they
-    hold zeros in every plane).
-    """
-    size = board.grid_size
-    cell_grid = np.asarray(board.cell_grid_index)
-    permutation = np.arange(size * size)
-    permutation[cell_grid] = cell_grid[np.asarray(board.symmetries)[symmetry]]
-    return permutation
-
-
 def augment_with_symmetries(samples: Samples, board, symmetries: Sequence[int]) -> Samples:
     """Images of `samples` under each board symmetry in `symmetries` (k in 0..11, k = 0 the
     identity), concatenated in that order: k-major, so the result has len(symmetries) * N rows.
