@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from catena_zero.mcts import Evaluation, SearchConfig, UniformEvaluator, search
-from catena_zero.rules import BLACK, Engine, GameState, Rules
+from catena_zero.rules import BLACK, Engine, GameState, Rules, opponent
 from tests.mcts.mcts_positions import (
     KOMI_WIN_ACTION,
     KOMI_WIN_MOVES,
@@ -29,8 +29,8 @@ class ScoreEvaluator:
         batch_size = states.batch_size
         score = np.full(batch_size, self.base)
         if self.cell >= 0:
-            opponent = 3 - states.to_move  # BLACK 1 <-> WHITE 2
-            score = score - self.bonus * (states.stones[:, self.cell] == opponent)
+            holder = opponent(states.to_move)
+            score = score - self.bonus * (states.stones[:, self.cell] == holder)
         return Evaluation(np.zeros((batch_size, self.num_actions), dtype=np.float32),
                           np.full(batch_size, self.value, dtype=np.float32),
                           score.astype(np.float32))
