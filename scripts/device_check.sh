@@ -46,5 +46,5 @@ cp "$RUN_DIR"/summary.json "$OUT/" 2>/dev/null
 stamp "self-play benchmark on $DEVICE"
 timeout 150 $PY scripts/bench_selfplay.py --presets side4 side6 --device "$DEVICE" \
     --repeats 1 --games "$BENCH_GAMES" --raw-seconds 3 --single-seconds 3 \
-    --json "$OUT/bench_gpu.json" 2>&1 | head -4
+    --json "$OUT/bench_gpu.json" > "$OUT/bench.log" 2>&1; head -4 "$OUT/bench.log"
 stamp done

@@ -79,13 +79,14 @@ def checkpoint_path(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     parser.error("give --run-dir or --checkpoint")
 
 
-def load_net_at_komi(path: Path, komi: int | None):
+def load_net_at_komi(path: Path, komi: int | None, weights: str = "published"):
     """(checkpoint, rules, engine, evaluator, fair-komi estimate, komi to play): `komi`, or
-    the net's fair-komi estimate rounded into the rules' komi range."""
+    the net's fair-komi estimate rounded into the rules' komi range. `weights`: the
+    checkpoint's published weights (the average when the run kept one) or its trained ones."""
     checkpoint = load_checkpoint(path)
     rules = Rules(**checkpoint.rules)
     engine = Engine(rules)
-    evaluator = NetworkEvaluator(build_network(checkpoint), engine, "cpu")
+    evaluator = NetworkEvaluator(build_network(checkpoint, weights=weights), engine, "cpu")
     fair_komi = estimate_fair_komi(engine, evaluator)
     low, high = rules.komi_range
     if komi is None:
@@ -120,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="random opening plies shared by each colour-swapped pair")
     parser.add_argument("--komi", type=int, default=None, help="komi (default: the net's fair)")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    parser.add_argument("--weights", choices=("published", "trained"), default="published",
+                        help="the averaged weights when the run kept them (train.ema_decay),"
+                             " or the optimiser's latest")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--search", nargs="*", default=[], metavar="KEY=VALUE",
                         help="SearchConfig overrides, e.g. algorithm=puct "
@@ -130,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     path = checkpoint_path(parser, args)
-    checkpoint, rules, engine, evaluator, fair_komi, komi = load_net_at_komi(path, args.komi)
+    checkpoint, rules, engine, evaluator, fair_komi, komi = load_net_at_komi(
+        path, args.komi, args.weights)
     search = search_config_of(checkpoint, args.simulations, args.gumbel_scale)
     try:
         search = dataclasses.replace(search, **parse_overrides(args.search, search))
@@ -142,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{checkpoint.rules}; fair komi estimate {fair_komi:.2f} -> komi {komi}", flush=True)
     report = {"checkpoint": str(path), "counters": checkpoint.counters.to_dict(),
               "rules": checkpoint.rules, "fair_komi_estimate": fair_komi, "komi": komi,
+              "weights": args.weights,
               "search": dataclasses.asdict(search), "matches": []}
     baselines = {"random": RandomAgent(), "uct": UCTAgent(args.uct_playouts)}
     for opponent in (baselines[name] for name in args.opponents):

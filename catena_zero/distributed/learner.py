@@ -101,7 +101,8 @@ class LearnerCore:
         self.trainer, self.state = resume_or_start(config, self.checkpoint_dir, self.shard_dir,
                                                    loop.device, self.generators)
         self.engine = Engine(config.rules)
-        self.evaluator = NetworkEvaluator(self.trainer.net, self.engine, self.trainer.device)
+        self.evaluator = NetworkEvaluator(self.trainer.published_net, self.engine,
+                                          self.trainer.device)
         if self.state.fair_komi is None:
             self.state.fair_komi = estimate_fair_komi(self.engine, self.evaluator)
         self.window = ReplayWindow(self.shard_dir, window_samples=config.train.window_samples,

@@ -49,13 +49,15 @@ from catena_zero.data.atomic import atomic_open
 from catena_zero.network.model import PolicyValueNet
 from catena_zero.train.trainer import Trainer
 
-CHECKPOINT_FORMAT_VERSION = 1
+CHECKPOINT_FORMAT_VERSION = 2
 MAGIC = b"CATENA-ZERO-CHECKPOINT\n"
 CHECKPOINT_PATTERN = re.compile(r"^checkpoint-step(\d{9,})-iter(\d{6,})\.pt$")
+# Version 2 added "ema_model" (the averaged weights, or None); version 1 files still load.
 _PAYLOAD_KEYS = {
-    "model", "optimizer", "trainer_step", "counters", "rng_states", "config", "network",
-    "train_config", "rules", "created_time", "extra",
+    1: {"model", "optimizer", "trainer_step", "counters", "rng_states", "config", "network",
+        "train_config", "rules", "created_time", "extra"},
 }
+_PAYLOAD_KEYS[2] = _PAYLOAD_KEYS[1] | {"ema_model"}
 
 
 class CheckpointError(ValueError):
@@ -79,7 +81,7 @@ class Checkpoint:
 
     path: Path
     format_version: int
-    model_state: dict[str, torch.Tensor]  # net.state_dict()
+    model_state: dict[str, torch.Tensor]  # net.state_dict(): the trained weights
     optimizer_state: dict[str, Any]  # optimizer.state_dict()
     trainer_step: int  # Trainer.step (drives the lr schedule)
     counters: Counters
@@ -90,10 +92,17 @@ class Checkpoint:
     rules: dict[str, Any]  # e.g. {"side": 4, "game_type": "komi", "scoring": "standard"}
     created_time: float
     extra: dict[str, Any] = field(default_factory=dict)
+    ema_state: dict[str, torch.Tensor] | None = None  # averaged weights (train.ema_decay > 0)
+
+    @property
+    def published_state(self) -> dict[str, torch.Tensor]:
+        """The weights to play with: the average when the run kept one, else the trained."""
+        return self.ema_state if self.ema_state is not None else self.model_state
 
     @property
     def net(self) -> PolicyValueNet:
-        """The network with the checkpoint's weights (built on first access, then cached)."""
+        """The network with the checkpoint's published weights (built on first access, then
+        cached)."""
         cached = self.__dict__.get("_net")
         if cached is None:
             cached = build_network(self)
@@ -204,6 +213,8 @@ def save_checkpoint(
     counters = dataclasses.replace(counters, step=trainer.step)
     payload = {
         "model": {k: v.detach().cpu() for k, v in trainer.net.state_dict().items()},
+        "ema_model": None if trainer.ema_net is None else {
+            k: v.detach().cpu() for k, v in trainer.ema_net.state_dict().items()},
         "optimizer": _to_cpu(trainer.optimizer.state_dict()),
         "trainer_step": trainer.step,
         "counters": counters.to_dict(),
@@ -262,10 +273,10 @@ def load_checkpoint(path: str | os.PathLike | None, map_location: str = "cpu") -
         version = int(version_line)
     except ValueError:
         raise CheckpointError(f"checkpoint {str(path)!r} has a damaged header") from None
-    if version != CHECKPOINT_FORMAT_VERSION:
+    if version not in _PAYLOAD_KEYS:
         raise CheckpointError(
-            f"checkpoint {str(path)!r} has format version {version}, this code reads version"
-            f" {CHECKPOINT_FORMAT_VERSION}"
+            f"checkpoint {str(path)!r} has format version {version}, this code reads versions"
+            f" {', '.join(map(str, sorted(_PAYLOAD_KEYS)))}"
         )
     if hashlib.sha256(body).hexdigest().encode() != digest_line:
         raise CheckpointError(
@@ -276,7 +287,7 @@ def load_checkpoint(path: str | os.PathLike | None, map_location: str = "cpu") -
         payload = torch.load(io.BytesIO(body), map_location=map_location, weights_only=True)
     except Exception as error:  # the digest matched, so this is a foreign or damaged writer
         raise CheckpointError(f"checkpoint {str(path)!r} cannot be unpickled: {error}") from None
-    if not isinstance(payload, dict) or set(payload) != _PAYLOAD_KEYS:
+    if not isinstance(payload, dict) or set(payload) != _PAYLOAD_KEYS[version]:
         keys = sorted(payload) if isinstance(payload, dict) else type(payload).__name__
         raise CheckpointError(f"checkpoint {str(path)!r} has unexpected contents {keys}")
     try:
@@ -297,11 +308,17 @@ def load_checkpoint(path: str | os.PathLike | None, map_location: str = "cpu") -
         rules=_unplain(payload["rules"]),
         created_time=float(payload["created_time"]),
         extra=_unplain(payload["extra"]),
+        ema_state=payload.get("ema_model"),
     )
 
 
-def build_network(checkpoint: Checkpoint, load_weights: bool = True) -> PolicyValueNet:
-    """A PolicyValueNet with the checkpoint's shapes and config (and weights)."""
+def build_network(checkpoint: Checkpoint, load_weights: bool = True,
+                  weights: str = "published") -> PolicyValueNet:
+    """A PolicyValueNet with the checkpoint's shapes and config, and with its weights unless
+    `load_weights` is false: the published ones (the average when kept) or, with
+    `weights="trained"`, the optimiser's latest."""
+    if weights not in ("published", "trained"):
+        raise ValueError(f"weights must be 'published' or 'trained', got {weights!r}")
     try:
         net = PolicyValueNet.from_init_args(checkpoint.network_args)
     except (KeyError, TypeError, ValueError) as error:
@@ -309,14 +326,16 @@ def build_network(checkpoint: Checkpoint, load_weights: bool = True) -> PolicyVa
             f"checkpoint {str(checkpoint.path)!r} has a bad network description: {error}"
         ) from None
     if load_weights:
-        _check_model_state(net, checkpoint)
-        net.load_state_dict(checkpoint.model_state)
+        state = checkpoint.published_state if weights == "published" else checkpoint.model_state
+        _check_model_state(net, checkpoint, state)
+        net.load_state_dict(state)
     return net
 
 
-def _check_model_state(net: torch.nn.Module, checkpoint: Checkpoint) -> None:
+def _check_model_state(net: torch.nn.Module, checkpoint: Checkpoint,
+                       state: dict[str, torch.Tensor]) -> None:
     expected = {key: tuple(value.shape) for key, value in net.state_dict().items()}
-    found = {key: tuple(value.shape) for key, value in checkpoint.model_state.items()}
+    found = {key: tuple(value.shape) for key, value in state.items()}
     if expected != found:
         differing = sorted(set(expected) ^ set(found)) or sorted(
             key for key in expected if expected[key] != found[key]
@@ -338,7 +357,9 @@ def restore_trainer(checkpoint: Checkpoint, trainer: Trainer) -> None:
                 f"checkpoint {str(checkpoint.path)!r} does not fit this network: different"
                 f" {', '.join(differing)}"
             )
-    _check_model_state(trainer.net, checkpoint)
+    _check_model_state(trainer.net, checkpoint, checkpoint.model_state)
+    if checkpoint.ema_state is not None:
+        _check_model_state(trainer.net, checkpoint, checkpoint.ema_state)
     saved_groups = checkpoint.optimizer_state.get("param_groups", [])
     groups = trainer.optimizer.param_groups
     if len(saved_groups) != len(groups) or any(
@@ -349,6 +370,6 @@ def restore_trainer(checkpoint: Checkpoint, trainer: Trainer) -> None:
             f"checkpoint {str(checkpoint.path)!r} optimiser state does not fit this network"
         )
     trainer.load_state_dict(
-        {"model": checkpoint.model_state, "optimizer": checkpoint.optimizer_state,
-         "step": checkpoint.trainer_step}
+        {"model": checkpoint.model_state, "ema_model": checkpoint.ema_state,
+         "optimizer": checkpoint.optimizer_state, "step": checkpoint.trainer_step}
     )

@@ -41,6 +41,7 @@ class TrainConfig:
     window_samples: int = 250_000  # replay window: newest trained samples kept
     min_window_samples: int = 2_000  # train only once the window holds this many samples
     augment_symmetries: bool = False  # each minibatch sample under a fresh random board symmetry
+    ema_decay: float = 0.0  # publish an exponential moving average of the weights (0 = off)
 
     def __post_init__(self) -> None:
         self.validate()
@@ -59,6 +60,8 @@ class TrainConfig:
             value = getattr(self, name)
             if not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
                 raise ValueError(f"TrainConfig.{name} must be a finite number >= 0, got {value!r}")
+        if not isinstance(self.ema_decay, int | float) or not 0 <= self.ema_decay < 1:
+            raise ValueError(f"TrainConfig.ema_decay must be in [0, 1), got {self.ema_decay!r}")
         for name in ("adam_beta1", "adam_beta2", "min_lr_fraction", "step_gamma"):
             value = getattr(self, name)
             if not isinstance(value, int | float) or not 0 <= value <= 1:

@@ -107,8 +107,10 @@ class LoopState:
 
 
 def make_weights_message(trainer: Trainer) -> WeightsMessage:
-    """The trainer's current weights on the CPU, versioned by its step."""
-    state = {key: value.detach().cpu().clone() for key, value in trainer.net.state_dict().items()}
+    """The trainer's published weights (the average when kept) on the CPU, versioned by its
+    step."""
+    state = {key: value.detach().cpu().clone()
+             for key, value in trainer.published_net.state_dict().items()}
     return WeightsMessage(version=trainer.step, state_dict=state)
 
 
@@ -249,7 +251,7 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
                   "train": np.random.default_rng([loop.seed, 2])}
     trainer, state = resume_or_start(config, checkpoint_dir, shard_dir, loop.device, generators)
     engine = Engine(config.rules)
-    evaluator = NetworkEvaluator(trainer.net, engine, trainer.device)
+    evaluator = NetworkEvaluator(trainer.published_net, engine, trainer.device)
     komi_sampler = KomiSampler(engine, config.selfplay, state.fair_komi)
     window = ReplayWindow(shard_dir, window_samples=config.train.window_samples,
                           num_planes=trainer.net.num_planes)

@@ -12,6 +12,7 @@ Example::
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
@@ -64,11 +65,26 @@ def _parameter_groups(net: nn.Module, weight_decay: float) -> list[dict[str, Any
     ]
 
 
+def ema_decay_at(step: int, decay: float) -> float:
+    """The moving average's decay for the update after optimiser step `step` (1-based).
+
+    Capped by (1 + step) / (10 + step), so the average forgets the random initial weights
+    within the first few dozen steps instead of over 1 / (1 - decay) of them.
+    """
+    return min(decay, (1 + step) / (10 + step))
+
+
 class Trainer:
     """Owns the optimiser and the step counter of one network.
 
     `train_steps` leaves the net in the train/eval mode it found it in. The learning rate is
     a pure function of `step` (see `learning_rate_at`), so `state_dict` holds all of it.
+
+    With `config.ema_decay > 0` the trainer also keeps `ema_net`, an exponential moving
+    average of the weights (and of the normalisation statistics) updated after every step:
+    the averaged weights are the ones published to self-play, arenas and export
+    (`published_net`), as KataGo publishes averaged weights, because averaging over the
+    optimiser's noise gives a steadier, usually stronger net than the latest step.
     """
 
     def __init__(self, net: nn.Module, config: TrainConfig, device: str | torch.device = "auto"):
@@ -96,6 +112,24 @@ class Trainer:
             and torch.cuda.is_bf16_supported()
         )
         self.autocast_dtype = torch.bfloat16 if use_autocast else None
+        self.ema_net: nn.Module | None = None
+        if config.ema_decay > 0:
+            self.ema_net = copy.deepcopy(self.net).eval().requires_grad_(False)
+
+    @property
+    def published_net(self) -> nn.Module:
+        """The weights self-play and checkpoint readers play with: the average when kept."""
+        return self.ema_net if self.ema_net is not None else self.net
+
+    @torch.no_grad()
+    def _update_ema(self) -> None:
+        decay = ema_decay_at(self.step, self.config.ema_decay)
+        averaged = self.ema_net.state_dict()
+        for name, value in self.net.state_dict().items():
+            if value.is_floating_point():
+                averaged[name].lerp_(value, 1.0 - decay)
+            else:
+                averaged[name].copy_(value)
 
     def _to_device(self, samples: Samples) -> tuple[torch.Tensor, torch.Tensor, TargetBatch]:
         def tensor(array, dtype=torch.float32):
@@ -137,6 +171,8 @@ class Trainer:
         grad_norm = torch.nn.utils.clip_grad_norm_(self.net.parameters(), max_norm)
         self.optimizer.step()
         self.step += 1
+        if self.ema_net is not None:
+            self._update_ema()
         return {
             "total": losses.total.detach(),
             "policy": losses.policy.detach(),
@@ -181,12 +217,21 @@ class Trainer:
     def state_dict(self) -> dict[str, Any]:
         return {
             "model": self.net.state_dict(),
+            "ema_model": None if self.ema_net is None else self.ema_net.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "step": self.step,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore model, optimiser and step (strict: every key must match)."""
+        """Restore model, optimiser, step and average (strict: every key must match).
+
+        A state without an average (an older run, or one trained with `ema_decay=0`) starts
+        this trainer's average from the restored weights; an average this trainer does not
+        keep is dropped.
+        """
         self.net.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.step = int(state["step"])
+        if self.ema_net is not None:
+            averaged = state.get("ema_model")
+            self.ema_net.load_state_dict(averaged if averaged is not None else state["model"])

@@ -41,9 +41,13 @@ def test_cuda_inference_matches_cpu_within_reduced_precision() -> None:
         assert gpu.dtype == np.float32 and gpu.shape == cpu.shape
         # bfloat16 keeps 8 bits of mantissa: about 2-3 significant digits.
         np.testing.assert_allclose(gpu, cpu, atol=0.05 * max(1.0, float(np.abs(cpu).max())))
-    # The most likely move is the same (up to near ties).
-    agree = np.mean(on_gpu.policy_logits.argmax(1) == on_cpu.policy_logits.argmax(1))
-    assert agree >= 0.9
+    # An untrained net's logits nearly tie, so bf16 may pick another move than float32 does:
+    # but always one whose float32 logit is within bf16's error of the best.
+    cpu_logits = on_cpu.policy_logits
+    tolerance = 0.05 * max(1.0, float(np.abs(cpu_logits).max()))
+    chosen = on_gpu.policy_logits.argmax(1)  # [B]
+    chosen_logit = cpu_logits[np.arange(len(chosen)), chosen]
+    assert np.all(chosen_logit >= cpu_logits.max(1) - 2 * tolerance)
 
 
 def test_mixed_precision_training_on_cuda_lowers_the_loss() -> None:

@@ -152,7 +152,8 @@ def test_damaged_checkpoints_are_refused(tmp_path) -> None:
         bad.write_bytes(bytes(damaged))
         with pytest.raises(CheckpointError, match="corrupt"):
             load_checkpoint(bad)
-    bad.write_bytes(data.replace(b"CHECKPOINT\n1\n", b"CHECKPOINT\n7\n", 1))
+    header = f"CHECKPOINT\n{checkpoint_module.CHECKPOINT_FORMAT_VERSION}\n".encode()
+    bad.write_bytes(data.replace(header, b"CHECKPOINT\n7\n", 1))
     with pytest.raises(CheckpointError, match="format version 7"):
         load_checkpoint(bad)
     bad.write_bytes(b"PK\x03\x04 some other file")
