@@ -73,3 +73,23 @@ def test_cli_export_and_refusals(checkpoint: Path, tmp_path: Path, capsys):
     with pytest.raises(ConfigError, match="exactly one source"):
         export_main([f"output={tmp_path / 'y.pt'}"])
     assert not (tmp_path / "y.pt").exists()
+
+
+def test_export_of_a_run_with_averaged_weights_exports_the_average(tmp_path: Path):
+    torch.set_num_threads(1)
+    trainer = Trainer(tiny_network(3, seed=5), TrainConfig(ema_decay=0.9), device="cpu")
+    with torch.no_grad():  # stands in for training: the average now differs from the weights
+        for parameter in trainer.ema_net.parameters():
+            parameter.add_(0.1)
+    path = save_checkpoint(tmp_path / "ck", trainer, Counters(step=0, iteration=1), config={},
+                           rules=RULES)
+    export_model(path, tmp_path / "m.pt")
+    model = load_model_file(tmp_path / "m.pt")
+    engine = Engine(Rules(side=3))
+    planes, globals_ = observe(engine, engine.new_games(2, komi=np.array([0, 9])))
+    inputs = torch.from_numpy(planes), torch.from_numpy(globals_)
+    with torch.no_grad():
+        averaged, trained = trainer.ema_net(*inputs), trainer.net.eval()(*inputs)
+    exported = model.run(planes, globals_)["policy_logits"]
+    np.testing.assert_allclose(exported, averaged.policy_logits.numpy(), atol=1e-5)
+    assert not np.allclose(exported, trained.policy_logits.numpy(), atol=1e-3)
