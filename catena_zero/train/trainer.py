@@ -83,8 +83,9 @@ class Trainer:
     With `config.ema_decay > 0` the trainer also keeps `ema_net`, an exponential moving
     average of the weights (and of the normalisation statistics) updated after every step:
     the averaged weights are the ones published to self-play, arenas and export
-    (`published_net`), as KataGo publishes averaged weights, because averaging over the
-    optimiser's noise gives a steadier, usually stronger net than the latest step.
+    (`published_net`), as KataGo publishes averaged weights: averaging over the optimiser's
+    step-to-step noise can give a steadier net than the latest step. (On side 4 it played no
+    better than the trained weights; see the README's training section.)
     """
 
     def __init__(self, net: nn.Module, config: TrainConfig, device: str | torch.device = "auto"):
