@@ -212,9 +212,8 @@ def save_checkpoint(
         raise ValueError(f"keep must be an int >= 0 (0 = keep all), got {keep!r}")
     counters = dataclasses.replace(counters, step=trainer.step)
     payload = {
-        "model": {k: v.detach().cpu() for k, v in trainer.net.state_dict().items()},
-        "ema_model": None if trainer.ema_net is None else {
-            k: v.detach().cpu() for k, v in trainer.ema_net.state_dict().items()},
+        "model": _to_cpu(trainer.net.state_dict()),
+        "ema_model": None if trainer.ema_net is None else _to_cpu(trainer.ema_net.state_dict()),
         "optimizer": _to_cpu(trainer.optimizer.state_dict()),
         "trainer_step": trainer.step,
         "counters": counters.to_dict(),
