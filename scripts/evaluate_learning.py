@@ -67,6 +67,13 @@ def parse_overrides(items: list[str], search: SearchConfig) -> dict:
     return values
 
 
+def add_checkpoint_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options `checkpoint_path` and `load_net_at_komi` read: where the net is, and komi."""
+    parser.add_argument("--run-dir", default="", help="run directory (newest checkpoint)")
+    parser.add_argument("--checkpoint", default="", help="a checkpoint file instead")
+    parser.add_argument("--komi", type=int, default=None, help="komi (default: the net's fair)")
+
+
 def checkpoint_path(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Path:
     """--checkpoint, or the newest checkpoint of --run-dir (a parser error otherwise)."""
     if args.checkpoint:
@@ -110,8 +117,7 @@ def match_summary(result) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--run-dir", default="", help="run directory (newest checkpoint)")
-    parser.add_argument("--checkpoint", default="", help="a checkpoint file instead")
+    add_checkpoint_arguments(parser)
     parser.add_argument("--games", type=int, default=200, help="games per match (even)")
     parser.add_argument("--simulations", type=int, default=32, help="net search simulations")
     parser.add_argument("--gumbel-scale", type=float, default=0.0,
@@ -119,7 +125,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--uct-playouts", type=int, default=200, help="UCT playouts per move")
     parser.add_argument("--opening-plies", type=int, default=0,
                         help="random opening plies shared by each colour-swapped pair")
-    parser.add_argument("--komi", type=int, default=None, help="komi (default: the net's fair)")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     parser.add_argument("--weights", choices=("published", "trained"), default="published",
                         help="the averaged weights when the run kept them (train.ema_decay),"

@@ -26,6 +26,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts"))
 
 from evaluate_learning import (  # noqa: E402  (a sibling script)
+    add_checkpoint_arguments,
     checkpoint_path,
     load_net_at_komi,
     search_config_of,
@@ -88,13 +89,11 @@ def summarise(won: np.ndarray, values: list[list[float]]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--run-dir", default="", help="run directory (newest checkpoint)")
-    parser.add_argument("--checkpoint", default="", help="a checkpoint file instead")
+    add_checkpoint_arguments(parser)
     parser.add_argument("--games", type=int, default=100, help="games per colour")
     parser.add_argument("--simulations", type=int, default=32, help="net search simulations")
     parser.add_argument("--opponent", default="uct", choices=["uct", "random"])
     parser.add_argument("--uct-playouts", type=int, default=200, help="UCT playouts per move")
-    parser.add_argument("--komi", type=int, default=None, help="komi (default: the net's fair)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", default="", help="also write the JSON here")
     args = parser.parse_args(argv)
