@@ -8,6 +8,7 @@ which varies less when other jobs share the machine.
     python scripts/bench_network.py      # side4 (b4c32) and side6 (b6c64) nets, batch 1/64/256
     python scripts/bench_network.py --threads 2 --seconds 3 --batches 1 64
     python scripts/bench_network.py --train          # plus training samples/s at batch 256
+    python scripts/bench_network.py --compare-layouts --repeats 5   # channels-last gain
 
 `measure_throughput(net, batch_size, ...)` is the reusable function.
 """
@@ -53,8 +54,10 @@ def measure_throughput(
     min_calls: int = 5,
     seed: int = 0,
     clock: str = "wall",
+    channels_last: bool | None = None,
 ) -> float:
-    """Positions/s of `InferenceModel(net, device)` on random 0/1 planes at `batch_size`.
+    """Positions/s of `InferenceModel(net, device, channels_last)` on random 0/1 planes at
+    `batch_size` (`channels_last` None: the model's default layout for the device).
 
     Runs a short warm-up, then calls the model until `seconds` of wall time have passed (at
     least `min_calls` calls) and returns batch_size * calls / elapsed, where elapsed is wall
@@ -69,7 +72,7 @@ def measure_throughput(
     size = net.grid_size
     planes = (rng.random((batch_size, net.num_planes, size, size)) < 0.3).astype(np.uint8)
     globals_ = rng.random((batch_size, net.num_globals), dtype=np.float32)
-    model = InferenceModel(net, device)
+    model = InferenceModel(net, device, channels_last)
     for _ in range(3):
         model(planes, globals_)
     calls = 0
@@ -114,8 +117,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--train", action="store_true", help="also time training steps at batch 256"
     )
+    parser.add_argument("--compare-layouts", action="store_true",
+                        help="instead: contiguous against channels-last weights and inputs,"
+                             " alternated --repeats times, medians of pos/cpu-s")
+    parser.add_argument("--repeats", type=int, default=5, help="rounds of --compare-layouts")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
+    if args.compare_layouts:
+        return compare_layouts(args)
     torch.manual_seed(0)
     print(f"device={args.device} threads={args.threads} planes={NUM_PLANES} globals={NUM_GLOBALS}")
     print(f"{'net':<8}{'side':>5}{'blocks':>7}{'chan':>6}{'params':>9}{'batch':>7}{'pos/s':>11}"
@@ -137,6 +146,26 @@ def main(argv: list[str] | None = None) -> int:
             rate = measure_training_throughput(net, 256, device=args.device)
             print(f"{label:<8}{side:>5}{blocks:>7}{channels:>6}{parameters:>9}{256:>7}"
                   f"{rate:>11.0f}  (training samples/s)", flush=True)
+    return 0
+
+
+def compare_layouts(args: argparse.Namespace) -> int:
+    """Per preset net and batch: median pos/cpu-s with contiguous and with channels-last
+    tensors, measured alternately in one process so machine noise hits both alike."""
+    print(f"device={args.device} threads={args.threads} repeats={args.repeats}")
+    print(f"{'net':<8}{'batch':>7}{'contiguous':>12}{'chan-last':>11}{'ratio':>8}")
+    for label, side, config_name in PRESET_NETS:
+        net = build_preset_net(side, preset_network_config(config_name))
+        for batch_size in args.batches:
+            rates = {False: [], True: []}
+            for _ in range(args.repeats):
+                for channels_last in (False, True):
+                    rates[channels_last].append(measure_throughput(
+                        net, batch_size, args.device, args.seconds, clock="cpu",
+                        channels_last=channels_last))
+            plain, last = (float(np.median(rates[key])) for key in (False, True))
+            print(f"{label:<8}{batch_size:>7}{plain:>12.0f}{last:>11.0f}{last / plain:>8.2f}",
+                  flush=True)
     return 0
 
 

@@ -192,6 +192,30 @@ def test_inference_model_numpy_round_trip() -> None:
     assert empty.policy_logits.shape == (0, get_board(side).num_actions)
 
 
+def test_inference_layouts_agree() -> None:
+    """Channels-last (the CPU default) and contiguous inference give the same outputs, and
+    the converted weights train as before (inline runs share the net with the trainer)."""
+    side = 4
+    net = make_net(side)
+    planes, globals_ = random_inputs(side, 7)
+    planes_np, globals_np = planes.numpy().astype(np.uint8), globals_.numpy()
+    default = InferenceModel(net, "cpu")
+    assert default.memory_format == torch.channels_last
+    assert net.blocks[0].conv1.weight.is_contiguous(memory_format=torch.channels_last)
+    last = default(planes_np, globals_np)
+    plain = InferenceModel(net, "cpu", channels_last=False)(planes_np, globals_np)
+    assert net.blocks[0].conv1.weight.is_contiguous()
+    for name in ("policy_logits", "value_logits", "score", "ownership"):
+        np.testing.assert_allclose(getattr(last, name), getattr(plain, name), rtol=1e-5,
+                                   atol=1e-5)
+    InferenceModel(net, "cpu")
+    net.train()
+    output = net(planes, globals_)
+    (output.policy_logits.square().mean() + output.score.square().mean()).backward()
+    gradient = net.blocks[0].conv1.weight.grad
+    assert gradient is not None and torch.isfinite(gradient).all()
+
+
 def test_resolve_device() -> None:
     assert resolve_device("cpu").type == "cpu"
     assert resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
