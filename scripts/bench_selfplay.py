@@ -14,6 +14,11 @@ of --repeats runs. Prints a table, then JSON (also written to --json).
 
     python scripts/bench_selfplay.py                       # side4 and side6, 1 torch thread
     python scripts/bench_selfplay.py --presets side4 --repeats 3 --json bench.json
+    python scripts/bench_selfplay.py --presets side4 --compare-layouts --repeats 5
+
+--compare-layouts measures only (a), alternately with the network in contiguous and in
+channels-last layout (the CPU default), and prints the medians of positions per CPU second
+and their ratio.
 """
 
 from __future__ import annotations
@@ -39,7 +44,12 @@ from catena_zero.cli.common import compose  # noqa: E402
 from catena_zero.cli.train import build_config  # noqa: E402
 from catena_zero.data.atomic import atomic_write_text  # noqa: E402
 from catena_zero.mcts.single_game import single_game_search  # noqa: E402
-from catena_zero.network import PolicyValueNet, count_parameters, resolve_device  # noqa: E402
+from catena_zero.network import (  # noqa: E402
+    InferenceModel,
+    PolicyValueNet,
+    count_parameters,
+    resolve_device,
+)
 from catena_zero.rules import NUM_GLOBALS, NUM_PLANES, Engine  # noqa: E402
 from catena_zero.selfplay.evaluator import NetworkEvaluator  # noqa: E402
 from catena_zero.selfplay.selfplay import SelfPlay  # noqa: E402
@@ -55,15 +65,19 @@ def build(preset: str, overrides: list[str]):
     return engine, net, config
 
 
-def measure_batched(engine, net, config, games: int, seed: int, device: str = "cpu") -> dict:
-    """(a): one `play_games(games)` call of batched self-play."""
-    evaluator = NetworkEvaluator(net, engine, device)
+def measure_batched(engine, net, config, games: int, seed: int, device: str = "cpu",
+                    channels_last: bool | None = None) -> dict:
+    """(a): one `play_games(games)` call of batched self-play (`channels_last` None: the
+    inference model's default layout for the device)."""
+    evaluator = NetworkEvaluator(InferenceModel(net, device, channels_last), engine)
     selfplay = SelfPlay(engine, evaluator, config.search, config.selfplay)
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     _, stats = selfplay.play_games(games, np.random.default_rng(seed))
     seconds = time.perf_counter() - start
+    cpu_seconds = max(time.process_time() - start_cpu, 1e-9)
     return {
         "positions_per_s": stats.moves / seconds,
+        "positions_per_cpu_s": stats.moves / cpu_seconds,
         "evaluations_per_s": evaluator.positions / seconds,
         "mean_network_batch": evaluator.positions / max(evaluator.calls, 1),
         "games": stats.games,
@@ -131,6 +145,21 @@ def bench_preset(preset: str, args) -> dict:
     }
 
 
+def compare_layouts(preset: str, args) -> dict:
+    """(a) alternately with contiguous and channels-last networks, --repeats pairs."""
+    engine, net, config = build(preset, args.override)
+    games = args.games or 2 * config.selfplay.games_in_batch
+    runs = {"contiguous": [], "channels_last": []}
+    for index in range(args.repeats):
+        for name, channels_last in (("contiguous", False), ("channels_last", True)):
+            runs[name].append(measure_batched(engine, net, config, games, args.seed + index,
+                                              args.device, channels_last))
+    medians = {name: float(np.median([run["positions_per_cpu_s"] for run in values]))
+               for name, values in runs.items()}
+    return {"preset": preset, "positions_per_cpu_s": medians,
+            "ratio": medians["channels_last"] / medians["contiguous"], "runs": runs}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--presets", nargs="+", default=["side4", "side6"])
@@ -148,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--override", nargs="*", default=[],
                         help="extra Hydra overrides for the train config, e.g. "
                              "selfplay.games_in_batch=128")
+    parser.add_argument("--compare-layouts", action="store_true",
+                        help="only (a), contiguous against channels-last network layout")
     args = parser.parse_args(argv)
     try:
         args.device = str(resolve_device(args.device))
@@ -155,6 +186,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--device: {error}")
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
+    if args.compare_layouts:
+        comparisons = [compare_layouts(preset, args) for preset in args.presets]
+        print(f"(a) positions per CPU second, medians of {args.repeats} alternated runs")
+        for row in comparisons:
+            rates = row["positions_per_cpu_s"]
+            print(f"{row['preset']:<8} contiguous {rates['contiguous']:8.1f}  channels-last "
+                  f"{rates['channels_last']:8.1f}  ratio {row['ratio']:.2f}")
+        if args.json:
+            atomic_write_text(Path(args.json), json.dumps(comparisons, indent=2))
+        return 0
     results = [bench_preset(preset, args) for preset in args.presets]
     header = (f"{'preset':<8}{'net':>7}{'B':>5}{'sims':>7}{'batch':>7}{'(a) pos/s':>11}"
               f"{'(a) eval/s':>12}{'(b) raw/s':>11}{'(c) pos/s':>11}{'a/b':>7}{'a/c':>8}")

@@ -22,3 +22,15 @@ def test_throughput_functions_measure_a_tiny_net() -> None:
     rate = bench.measure_throughput(net, batch_size=4, seconds=0.05, min_calls=2)
     assert rate > 0
     assert bench.measure_training_throughput(net, batch_size=8, steps=2) > 0
+
+
+def test_layout_comparisons_run(capsys) -> None:
+    """Both benchmarks' --compare-layouts modes run and print a ratio per net or preset."""
+    assert load_bench().main(["--compare-layouts", "--repeats", "1", "--seconds", "0.01",
+                              "--batches", "2"]) == 0
+    printed = capsys.readouterr().out
+    assert "chan-last" in printed and printed.count("side") >= 2
+    selfplay_bench = load_script("bench_selfplay")
+    assert selfplay_bench.main(["--presets", "tiny", "--compare-layouts", "--repeats", "1",
+                                "--games", "4"]) == 0
+    assert "ratio" in capsys.readouterr().out
