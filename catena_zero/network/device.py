@@ -2,8 +2,8 @@
 
 On CUDA the wrapper runs under autocast (bfloat16 where the GPU supports it,
 else float16); on the CPU it runs in float32 with channels-last activations and conv
-weights (oneDNN's small convolutions run 10-40% faster that way on the 7x7 and 11x11
-grids, see `scripts/bench_network.py --memory-format`). Outputs are always float32 numpy.
+weights (oneDNN's small convolutions ran 1.15-1.5x faster that way on the 7x7 and 11x11
+grids, see `scripts/bench_network.py --compare-layouts`). Outputs are always float32 numpy.
 
 Example::
 
