@@ -68,7 +68,9 @@ def autocast_dtype(device: torch.device) -> torch.dtype | None:
     return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
 
 
-def _to_tensor(array, device: torch.device) -> torch.Tensor:
+def _to_tensor(array, device: torch.device,
+               memory_format: torch.memory_format = torch.preserve_format) -> torch.Tensor:
+    """`array` on `device` as float32 in `memory_format`, converted in one copy."""
     if isinstance(array, torch.Tensor):
         tensor = array
     else:
@@ -78,7 +80,7 @@ def _to_tensor(array, device: torch.device) -> torch.Tensor:
         tensor = tensor.pin_memory().to(device, non_blocking=True)
     else:
         tensor = tensor.to(device)
-    return tensor.float()
+    return tensor.to(torch.float32, memory_format=memory_format)
 
 
 class InferenceModel:
@@ -118,8 +120,7 @@ class InferenceModel:
         if self.net.training:
             self.net.eval()
         with torch.inference_mode():
-            planes_tensor = _to_tensor(planes, self.device).contiguous(
-                memory_format=self.memory_format)
+            planes_tensor = _to_tensor(planes, self.device, self.memory_format)
             globals_tensor = _to_tensor(globals_, self.device)
             if self.dtype is not None:
                 with torch.autocast(device_type=self.device.type, dtype=self.dtype):
