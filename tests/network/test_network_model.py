@@ -208,7 +208,7 @@ def test_inference_layouts_agree() -> None:
     for name in ("policy_logits", "value_logits", "score", "ownership"):
         np.testing.assert_allclose(getattr(last, name), getattr(plain, name), rtol=1e-5,
                                    atol=1e-5)
-    InferenceModel(net, "cpu")
+    InferenceModel(net, "cpu")  # back to channels-last, as an inline run's self-play leaves it
     net.train()
     output = net(planes, globals_)
     (output.policy_logits.square().mean() + output.score.square().mean()).backward()
