@@ -158,7 +158,7 @@ class _Driver:
         self.server = None
         self._refresh_weights()
         cluster_cpus = float(ray.cluster_resources().get("CPU", 0))
-        self.num_workers = ray_config.actors_for(cluster_cpus)
+        self.num_workers, self.cpus_per_actor = ray_config.placement(cluster_cpus)
         if ray_config.uses_inference_actor:
             device = "cuda" if ray_config.inference_gpus > 0 else "cpu"
             self.server = ray.remote(_InferenceServer).options(
@@ -166,7 +166,7 @@ class _Driver:
                 max_restarts=restarts).remote(config, device)
             ray.get(self.server.set_weights.remote(self.weights_ref))
         worker_class = ray.remote(_SelfPlayWorkerActor).options(
-            num_cpus=ray_config.cpus_per_actor, max_restarts=restarts, max_task_retries=0)
+            num_cpus=self.cpus_per_actor, max_restarts=restarts, max_task_retries=0)
         self.workers = [worker_class.remote(config, index, self.server)
                         for index in range(self.num_workers)]
         ray.get([worker.ping.remote() for worker in self.workers])  # started and ready
@@ -302,6 +302,7 @@ class _Driver:
             "run_dir": str(self.run_dir),
             "runtime": "ray",
             "selfplay_actors": self.num_workers,
+            "cpus_per_actor": self.cpus_per_actor,
             "counters": self.state.counters.to_dict(),
             "fair_komi": self.state.fair_komi,
             "checkpoint": "" if checkpoint is None else str(checkpoint.path),
