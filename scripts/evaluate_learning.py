@@ -39,15 +39,20 @@ from catena_zero.selfplay.fair_komi import estimate_fair_komi  # noqa: E402
 from catena_zero.train import build_network, latest_checkpoint, load_checkpoint  # noqa: E402
 
 
+def stored_config(cls, checkpoint, group: str, **overrides):
+    """`cls` from the fields it knows of the checkpoint's stored config group `group`
+    (defaults for the rest), with `overrides` on top."""
+    stored = checkpoint.config.get(group) if isinstance(checkpoint.config, dict) else None
+    known = {field.name for field in dataclasses.fields(cls)}
+    values = {key: value for key, value in (stored or {}).items() if key in known}
+    return cls(**(values | overrides))
+
+
 def search_config_of(checkpoint, simulations: int, gumbel_scale: float) -> SearchConfig:
     """The run's search settings (mcts group of its config) with `simulations` and the
     evaluation's root noise `gumbel_scale` (0: deterministic, the usual way to evaluate)."""
-    stored = checkpoint.config.get("mcts") if isinstance(checkpoint.config, dict) else None
-    known = {field.name for field in dataclasses.fields(SearchConfig)}
-    values = {key: value for key, value in (stored or {}).items() if key in known}
-    values["num_simulations"] = simulations
-    values["gumbel_scale"] = gumbel_scale
-    return SearchConfig(**values)
+    return stored_config(SearchConfig, checkpoint, "mcts", num_simulations=simulations,
+                         gumbel_scale=gumbel_scale)
 
 
 def parse_overrides(items: list[str], search: SearchConfig) -> dict:

@@ -2,11 +2,11 @@
 
 Loads the newest checkpoint of a run (or --checkpoint), plays --games fresh self-play games
 with the run's own self-play and search settings (komi drawn around the net's fair-komi
-estimate, as in training) and prints the value head's win/draw/loss cross-entropy on the
-fresh positions beside the same loss on the run's newest --shards shards, which the net was
-trained on. Equal losses mean the value head generalises and its plateau is the noise of
-the game outcomes (or capacity), not memorised samples; a fresh loss well above the shards'
-means overfitting.
+estimate as in training, or around --komi) and prints the value head's win/draw/loss
+cross-entropy on the fresh positions beside the same loss on the run's newest --shards
+shards, which the net was trained on. Equal losses mean the value head generalises and its
+plateau is the noise of the game outcomes (or capacity), not memorised samples; a fresh
+loss well above the shards' means overfitting.
 
     python scripts/value_generalisation.py --run-dir runs/side4-cl-sims64-m8
     python scripts/value_generalisation.py --checkpoint CK --games 256 --shards 5 --json out.json
@@ -15,7 +15,6 @@ means overfitting.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -27,23 +26,18 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts"))
 
-from evaluate_learning import add_checkpoint_arguments, checkpoint_path  # noqa: E402
+from evaluate_learning import (  # noqa: E402  (a sibling script)
+    add_checkpoint_arguments,
+    checkpoint_path,
+    load_net_at_komi,
+    stored_config,
+)
 
 from catena_zero.data import Samples, list_shards, read_shard  # noqa: E402
 from catena_zero.data.atomic import atomic_write_text  # noqa: E402
 from catena_zero.mcts.config import SearchConfig  # noqa: E402
-from catena_zero.rules import Engine, Rules  # noqa: E402
 from catena_zero.selfplay.config import SelfPlayConfig  # noqa: E402
-from catena_zero.selfplay.evaluator import NetworkEvaluator  # noqa: E402
-from catena_zero.selfplay.fair_komi import estimate_fair_komi  # noqa: E402
 from catena_zero.selfplay.selfplay import KomiSampler, SelfPlay  # noqa: E402
-from catena_zero.train import build_network, load_checkpoint  # noqa: E402
-
-
-def stored_config(cls, values: dict | None):
-    """`cls` built from the stored config group's fields that `cls` knows (defaults elsewhere)."""
-    known = {field.name for field in dataclasses.fields(cls)}
-    return cls(**{key: value for key, value in (values or {}).items() if key in known})
 
 
 def value_cross_entropy(net: torch.nn.Module, samples: Samples, batch_size: int = 1024) -> float:
@@ -77,15 +71,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--games must be >= 1 and --shards >= 0")
     torch.set_num_threads(args.threads)
     path = checkpoint_path(parser, args)
-    checkpoint = load_checkpoint(path)
-    config = checkpoint.config if isinstance(checkpoint.config, dict) else {}
-    net = build_network(checkpoint)
-    engine = Engine(Rules(**checkpoint.rules))
-    evaluator = NetworkEvaluator(net, engine, "cpu")
-    selfplay_config = stored_config(SelfPlayConfig, config.get("selfplay"))
-    search_config = stored_config(SearchConfig, config.get("mcts"))
-    fair_komi = estimate_fair_komi(engine, evaluator)
-    sampler = KomiSampler(engine, selfplay_config, fair_komi)
+    checkpoint, _, engine, evaluator, fair_komi, _ = load_net_at_komi(path, args.komi)
+    net = evaluator.net
+    selfplay_config = stored_config(SelfPlayConfig, checkpoint, "selfplay")
+    search_config = stored_config(SearchConfig, checkpoint, "mcts")
+    centre = fair_komi if args.komi is None else args.komi
+    sampler = KomiSampler(engine, selfplay_config, centre)
     fresh, stats = SelfPlay(engine, evaluator, search_config, selfplay_config,
                             sampler).play_games(args.games, np.random.default_rng(args.seed))
     report = {"checkpoint": str(path), "fair_komi_estimate": fair_komi,
