@@ -9,6 +9,7 @@ which varies less when other jobs share the machine.
     python scripts/bench_network.py --threads 2 --seconds 3 --batches 1 64
     python scripts/bench_network.py --train          # plus training samples/s at batch 256
     python scripts/bench_network.py --compare-layouts --repeats 5   # channels-last gain
+    python scripts/bench_network.py --compare-precisions --repeats 5   # bfloat16 gain
 
 `measure_throughput(net, batch_size, ...)` is the reusable function.
 """
@@ -24,7 +25,13 @@ import torch
 import yaml
 
 from catena_zero.data import Samples
-from catena_zero.network import InferenceModel, NetworkConfig, PolicyValueNet, count_parameters
+from catena_zero.network import (
+    INFERENCE_PRECISIONS,
+    InferenceModel,
+    NetworkConfig,
+    PolicyValueNet,
+    count_parameters,
+)
 from catena_zero.rules import NUM_GLOBALS, NUM_PLANES, get_board
 from catena_zero.train import TrainConfig, Trainer
 
@@ -55,9 +62,10 @@ def measure_throughput(
     seed: int = 0,
     clock: str = "wall",
     channels_last: bool | None = None,
+    precision: str = "auto",
 ) -> float:
-    """Positions/s of `InferenceModel(net, device, channels_last)` on random 0/1 planes at
-    `batch_size` (`channels_last` None: the model's default layout for the device).
+    """Positions/s of `InferenceModel(net, device, channels_last, precision)` on random 0/1
+    planes at `batch_size` (`channels_last` None: the model's default layout for the device).
 
     Runs a short warm-up, then calls the model until `seconds` of wall time have passed (at
     least `min_calls` calls) and returns batch_size * calls / elapsed, where elapsed is wall
@@ -72,7 +80,7 @@ def measure_throughput(
     size = net.grid_size
     planes = (rng.random((batch_size, net.num_planes, size, size)) < 0.3).astype(np.uint8)
     globals_ = rng.random((batch_size, net.num_globals), dtype=np.float32)
-    model = InferenceModel(net, device, channels_last)
+    model = InferenceModel(net, device, channels_last, precision)
     for _ in range(3):
         model(planes, globals_)
     calls = 0
@@ -117,16 +125,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--train", action="store_true", help="also time training steps at batch 256"
     )
+    parser.add_argument("--precision", default="auto", choices=INFERENCE_PRECISIONS,
+                        help="inference precision (auto: bf16 on a GPU or an AMX CPU)")
     parser.add_argument("--compare-layouts", action="store_true",
-                        help="instead: contiguous against channels-last weights and inputs,"
+                        help="instead: contiguous against channels-last weights and inputs"
+                             " (float32), alternated --repeats times, medians of pos/cpu-s")
+    parser.add_argument("--compare-precisions", action="store_true",
+                        help="instead: float32 against bfloat16 inference (channels-last),"
                              " alternated --repeats times, medians of pos/cpu-s")
-    parser.add_argument("--repeats", type=int, default=5, help="rounds of --compare-layouts")
+    parser.add_argument("--repeats", type=int, default=5, help="rounds of a comparison")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     if args.compare_layouts:
-        return compare_layouts(args)
+        return compare(args, {"contiguous": (False, "float32"), "chan-last": (True, "float32")})
+    if args.compare_precisions:
+        return compare(args, {"float32": (True, "float32"), "bfloat16": (True, "bfloat16")})
     torch.manual_seed(0)
-    print(f"device={args.device} threads={args.threads} planes={NUM_PLANES} globals={NUM_GLOBALS}")
+    precision = InferenceModel(build_preset_net(4, preset_network_config("b4c32")),
+                               args.device, precision=args.precision).dtype or torch.float32
+    print(f"device={args.device} threads={args.threads} planes={NUM_PLANES} globals={NUM_GLOBALS}"
+          f" precision={str(precision).removeprefix('torch.')}")
     print(f"{'net':<8}{'side':>5}{'blocks':>7}{'chan':>6}{'params':>9}{'batch':>7}{'pos/s':>11}"
           f"{'pos/cpu-s':>11}")
     for label, side, config_name in PRESET_NETS:
@@ -135,8 +153,10 @@ def main(argv: list[str] | None = None) -> int:
         net = build_preset_net(side, config)
         parameters = count_parameters(net)
         for batch_size in args.batches:
-            rate = measure_throughput(net, batch_size, args.device, args.seconds)
-            cpu_rate = measure_throughput(net, batch_size, args.device, args.seconds, clock="cpu")
+            rate = measure_throughput(net, batch_size, args.device, args.seconds,
+                                      precision=args.precision)
+            cpu_rate = measure_throughput(net, batch_size, args.device, args.seconds,
+                                          clock="cpu", precision=args.precision)
             print(
                 f"{label:<8}{side:>5}{blocks:>7}{channels:>6}{parameters:>9}"
                 f"{batch_size:>7}{rate:>11.0f}{cpu_rate:>11.0f}",
@@ -149,23 +169,25 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def compare_layouts(args: argparse.Namespace) -> int:
-    """Per preset net and batch: median pos/cpu-s with contiguous and with channels-last
-    tensors, measured alternately in one process so machine noise hits both alike."""
+def compare(args: argparse.Namespace, settings: dict) -> int:
+    """Per preset net and batch: median pos/cpu-s under each of the two `settings` (name ->
+    (channels_last, precision)), measured alternately in one process so machine noise hits
+    both alike; the ratio is the second's rate over the first's."""
+    first, second = settings
     print(f"device={args.device} threads={args.threads} repeats={args.repeats}")
-    print(f"{'net':<8}{'batch':>7}{'contiguous':>12}{'chan-last':>11}{'ratio':>8}")
+    print(f"{'net':<8}{'batch':>7}{first:>12}{second:>11}{'ratio':>8}")
     for label, side, config_name in PRESET_NETS:
         net = build_preset_net(side, preset_network_config(config_name))
         for batch_size in args.batches:
-            rates = {False: [], True: []}
+            rates = {name: [] for name in settings}
             for _ in range(args.repeats):
-                for channels_last in (False, True):
-                    rates[channels_last].append(measure_throughput(
+                for name, (channels_last, precision) in settings.items():
+                    rates[name].append(measure_throughput(
                         net, batch_size, args.device, args.seconds, clock="cpu",
-                        channels_last=channels_last))
-            plain, last = (float(np.median(rates[key])) for key in (False, True))
-            print(f"{label:<8}{batch_size:>7}{plain:>12.0f}{last:>11.0f}{last / plain:>8.2f}",
-                  flush=True)
+                        channels_last=channels_last, precision=precision))
+            before, after = (float(np.median(rates[name])) for name in settings)
+            print(f"{label:<8}{batch_size:>7}{before:>12.0f}{after:>11.0f}"
+                  f"{after / before:>8.2f}", flush=True)
     return 0
 
 

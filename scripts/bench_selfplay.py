@@ -15,10 +15,12 @@ of --repeats runs. Prints a table, then JSON (also written to --json).
     python scripts/bench_selfplay.py                       # side4 and side6, 1 torch thread
     python scripts/bench_selfplay.py --presets side4 --repeats 3 --json bench.json
     python scripts/bench_selfplay.py --presets side4 --compare-layouts --repeats 5
+    python scripts/bench_selfplay.py --presets side4 --compare-precisions --repeats 5
 
 --compare-layouts measures only (a), alternately with the network in contiguous and in
 channels-last layout (the CPU default), and prints the medians of positions per CPU second
-and their ratio.
+and their ratio. --compare-precisions does the same for float32 against bfloat16 inference
+(the CPU default where the CPU has AMX, see `catena_zero.network.device`).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from catena_zero.cli.train import build_config  # noqa: E402
 from catena_zero.data.atomic import atomic_write_text  # noqa: E402
 from catena_zero.mcts.single_game import single_game_search  # noqa: E402
 from catena_zero.network import (  # noqa: E402
+    INFERENCE_PRECISIONS,
     InferenceModel,
     PolicyValueNet,
     count_parameters,
@@ -66,10 +69,10 @@ def build(preset: str, overrides: list[str]):
 
 
 def measure_batched(engine, net, config, games: int, seed: int, device: str = "cpu",
-                    channels_last: bool | None = None) -> dict:
+                    channels_last: bool | None = None, precision: str = "auto") -> dict:
     """(a): one `play_games(games)` call of batched self-play (`channels_last` None: the
-    inference model's default layout for the device)."""
-    evaluator = NetworkEvaluator(InferenceModel(net, device, channels_last), engine)
+    inference model's default layout for the device; `precision` as `InferenceModel`'s)."""
+    evaluator = NetworkEvaluator(InferenceModel(net, device, channels_last, precision), engine)
     selfplay = SelfPlay(engine, evaluator, config.search, config.selfplay)
     start, start_cpu = time.perf_counter(), time.process_time()
     _, stats = selfplay.play_games(games, np.random.default_rng(seed))
@@ -87,9 +90,9 @@ def measure_batched(engine, net, config, games: int, seed: int, device: str = "c
 
 
 def measure_single_game(engine, net, config, seconds: float, seed: int,
-                        device: str = "cpu") -> dict:
+                        device: str = "cpu", precision: str = "auto") -> dict:
     """(c): one game at a time, move by move, with the Python MCTS (same simulation mix)."""
-    evaluator = NetworkEvaluator(net, engine, device)
+    evaluator = NetworkEvaluator(net, engine, device, precision)
     rng = np.random.default_rng(seed)
     selfplay_config = config.selfplay
     full = dataclasses.replace(config.search, num_simulations=selfplay_config.full_simulations)
@@ -111,13 +114,15 @@ def measure_single_game(engine, net, config, seconds: float, seed: int,
 def bench_preset(preset: str, args) -> dict:
     engine, net, config = build(preset, args.override)
     games = args.games or 2 * config.selfplay.games_in_batch
-    batched = [measure_batched(engine, net, config, games, args.seed + i, args.device)
+    batched = [measure_batched(engine, net, config, games, args.seed + i, args.device,
+                               precision=args.precision)
                for i in range(args.repeats)]
     batch = max(1, round(float(np.median([run["mean_network_batch"] for run in batched]))))
-    raw = [measure_throughput(net, batch, args.device, args.raw_seconds, seed=args.seed + i)
+    raw = [measure_throughput(net, batch, args.device, args.raw_seconds, seed=args.seed + i,
+                              precision=args.precision)
            for i in range(args.repeats)]
     single = [measure_single_game(engine, net, config, args.single_seconds, args.seed + i,
-                                  args.device)
+                                  args.device, args.precision)
               for i in range(args.repeats)]
     a_positions = float(np.median([run["positions_per_s"] for run in batched]))
     a_evaluations = float(np.median([run["evaluations_per_s"] for run in batched]))
@@ -126,6 +131,8 @@ def bench_preset(preset: str, args) -> dict:
     return {
         "preset": preset,
         "device": args.device,
+        "precision": str(InferenceModel(net, args.device, precision=args.precision).dtype
+                         or torch.float32).removeprefix("torch."),
         "side": config.rules.board.side,
         "network": f"{config.network.blocks}x{config.network.channels}",
         "parameters": count_parameters(net),
@@ -145,19 +152,26 @@ def bench_preset(preset: str, args) -> dict:
     }
 
 
-def compare_layouts(preset: str, args) -> dict:
-    """(a) alternately with contiguous and channels-last networks, --repeats pairs."""
+# name -> (channels_last, precision) of the two settings each comparison alternates.
+LAYOUTS = {"contiguous": (False, "float32"), "channels_last": (True, "float32")}
+PRECISIONS = {"float32": (True, "float32"), "bfloat16": (True, "bfloat16")}
+
+
+def compare_settings(preset: str, args, settings: dict) -> dict:
+    """(a) alternately with the two network `settings`, --repeats pairs; the ratio is the
+    second's positions per CPU second over the first's."""
     engine, net, config = build(preset, args.override)
     games = args.games or 2 * config.selfplay.games_in_batch
-    runs = {"contiguous": [], "channels_last": []}
+    runs = {name: [] for name in settings}
     for index in range(args.repeats):
-        for name, channels_last in (("contiguous", False), ("channels_last", True)):
+        for name, (channels_last, precision) in settings.items():
             runs[name].append(measure_batched(engine, net, config, games, args.seed + index,
-                                              args.device, channels_last))
+                                              args.device, channels_last, precision))
     medians = {name: float(np.median([run["positions_per_cpu_s"] for run in values]))
                for name, values in runs.items()}
+    first, second = settings
     return {"preset": preset, "positions_per_cpu_s": medians,
-            "ratio": medians["channels_last"] / medians["contiguous"], "runs": runs}
+            "ratio": medians[second] / medians[first], "runs": runs}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -173,12 +187,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default="cpu",
                         help="where the network runs: cpu, cuda or auto (bf16 on a GPU)")
+    parser.add_argument("--precision", default="auto", choices=INFERENCE_PRECISIONS,
+                        help="inference precision (auto: bf16 on a GPU or an AMX CPU)")
     parser.add_argument("--json", default="", help="also write the JSON here")
     parser.add_argument("--override", nargs="*", default=[],
                         help="extra Hydra overrides for the train config, e.g. "
                              "selfplay.games_in_batch=128")
     parser.add_argument("--compare-layouts", action="store_true",
                         help="only (a), contiguous against channels-last network layout")
+    parser.add_argument("--compare-precisions", action="store_true",
+                        help="only (a), float32 against bfloat16 inference")
     args = parser.parse_args(argv)
     try:
         args.device = str(resolve_device(args.device))
@@ -186,13 +204,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--device: {error}")
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    if args.compare_layouts:
-        comparisons = [compare_layouts(preset, args) for preset in args.presets]
+    if args.compare_layouts or args.compare_precisions:
+        settings = LAYOUTS if args.compare_layouts else PRECISIONS
+        comparisons = [compare_settings(preset, args, settings) for preset in args.presets]
         print(f"(a) positions per CPU second, medians of {args.repeats} alternated runs")
         for row in comparisons:
-            rates = row["positions_per_cpu_s"]
-            print(f"{row['preset']:<8} contiguous {rates['contiguous']:8.1f}  channels-last "
-                  f"{rates['channels_last']:8.1f}  ratio {row['ratio']:.2f}")
+            rates = "  ".join(f"{name} {rate:8.1f}"
+                              for name, rate in row["positions_per_cpu_s"].items())
+            print(f"{row['preset']:<8} {rates}  ratio {row['ratio']:.2f}")
         if args.json:
             atomic_write_text(Path(args.json), json.dumps(comparisons, indent=2))
         return 0

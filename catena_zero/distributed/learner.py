@@ -102,7 +102,7 @@ class LearnerCore:
                                                    loop.device, self.generators)
         self.engine = Engine(config.rules)
         self.evaluator = NetworkEvaluator(self.trainer.published_net, self.engine,
-                                          self.trainer.device)
+                                          self.trainer.device, loop.inference_precision)
         if self.state.fair_komi is None:
             self.state.fair_komi = estimate_fair_komi(self.engine, self.evaluator)
         self.window = ReplayWindow(self.shard_dir, window_samples=config.train.window_samples,

@@ -79,7 +79,8 @@ class _InferenceServer:
         from catena_zero.network import InferenceModel
 
         self.net = build_fresh_network(config)
-        self.model = InferenceModel(self.net, device)
+        self.model = InferenceModel(self.net, device,
+                                    precision=config.loop.inference_precision)
         self.version = -1
 
     def set_weights(self, weights: WeightsMessage) -> int:

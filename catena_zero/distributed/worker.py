@@ -48,7 +48,8 @@ class SelfPlayWorkerCore:
         self.net = build_fresh_network(config)
         self.weights_version = -1
         if evaluate_remote is None:
-            self.evaluate_fn = NetworkEvaluator(self.net, self.engine, "cpu")
+            self.evaluate_fn = NetworkEvaluator(self.net, self.engine, "cpu",
+                                                config.loop.inference_precision)
         else:
             self.evaluate_fn = evaluate_remote
         self.komi_sampler = KomiSampler(self.engine, config.selfplay)

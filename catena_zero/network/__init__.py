@@ -11,7 +11,13 @@ Example::
 """
 
 from catena_zero.network.config import NetworkConfig
-from catena_zero.network.device import InferenceModel, autocast_dtype, resolve_device
+from catena_zero.network.device import (
+    INFERENCE_PRECISIONS,
+    InferenceModel,
+    autocast_dtype,
+    inference_dtype,
+    resolve_device,
+)
 from catena_zero.network.model import (
     DRAW,
     LOSS,
@@ -28,6 +34,7 @@ __all__ = [
     "DRAW",
     "LOSS",
     "WIN",
+    "INFERENCE_PRECISIONS",
     "HexConv2d",
     "InferenceModel",
     "NetOutput",
@@ -36,6 +43,7 @@ __all__ = [
     "autocast_dtype",
     "count_parameters",
     "hex_kernel_mask",
+    "inference_dtype",
     "resolve_device",
     "wdl_to_value",
 ]

@@ -1,9 +1,14 @@
 """Device selection and a numpy-in / numpy-out inference wrapper.
 
 On CUDA the wrapper runs under autocast (bfloat16 where the GPU supports it,
-else float16); on the CPU it runs in float32 with channels-last activations and conv
-weights (oneDNN's small convolutions ran 1.15-1.5x faster that way on the 7x7 and 11x11
-grids, see `scripts/bench_network.py --compare-layouts`). Outputs are always float32 numpy.
+else float16). On the CPU it uses channels-last activations and conv weights (oneDNN's
+small convolutions ran 1.15-1.5x faster that way on the 7x7 and 11x11 grids, see
+`scripts/bench_network.py --compare-layouts`), and, where the CPU has bfloat16 matrix units
+(Intel AMX), a copy of the net with bfloat16 convolutions: oneDNN runs those about 5x
+faster than float32 ones (`--compare-precisions`). The copy is
+kept in step with the net by its tensors' version counters, so an optimiser step or
+`load_state_dict` on the net is seen at the next call. `precision="float32"` turns reduced
+precision off on any device. Outputs are always float32 numpy.
 
 Example::
 
@@ -11,11 +16,14 @@ Example::
 
     device = resolve_device("auto")            # cuda when present, else cpu
     model = InferenceModel(net, device)        # puts net in eval mode on device
+    exact = InferenceModel(net, device, precision="float32")
     out = model(planes, globals_)              # numpy [B, P, H, W] (uint8/float), [B, G]
     out.policy_logits, out.value, out.score, out.ownership   # numpy float32
 """
 
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 import torch
@@ -61,16 +69,75 @@ def resolve_device(name: str | torch.device = "auto") -> torch.device:
     return device
 
 
+INFERENCE_PRECISIONS = ("auto", "float32", "bfloat16")
+
+
+def cpu_has_bfloat16_matrix_units() -> bool:
+    """True where this CPU has Intel AMX tiles, on which oneDNN runs bfloat16 convolutions.
+
+    Without them bfloat16 is emulated or runs on vector units and is no faster than float32
+    for this project's small convolutions, so `precision="auto"` keeps float32 there.
+    """
+    check = getattr(torch.cpu, "_is_amx_tile_supported", None)
+    try:
+        return bool(check()) if check is not None else False
+    except RuntimeError:
+        return False
+
+
 def autocast_dtype(device: torch.device) -> torch.dtype | None:
-    """Reduced precision used for inference on `device`, or None for float32."""
+    """Reduced precision used for CUDA inference and training on `device`, or None."""
     if device.type != "cuda":
         return None
     return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
 
 
+def inference_dtype(device: torch.device, precision: str = "auto") -> torch.dtype | None:
+    """The reduced precision `InferenceModel` uses on `device`, or None for float32.
+
+    "auto": CUDA's autocast type; bfloat16 on a CPU with AMX; float32 otherwise.
+    "bfloat16" forces it anywhere (slow on CPUs without AMX); "float32" turns it off.
+    """
+    if precision not in INFERENCE_PRECISIONS:
+        raise ValueError(f"precision must be one of {INFERENCE_PRECISIONS}, got {precision!r}")
+    if precision == "float32":
+        return None
+    if precision == "bfloat16":
+        return torch.bfloat16
+    if device.type == "cuda":
+        return autocast_dtype(device)
+    if device.type == "cpu" and cpu_has_bfloat16_matrix_units():
+        return torch.bfloat16
+    return None
+
+
+def reduced_precision_copy(net: nn.Module, dtype: torch.dtype,
+                           memory_format: torch.memory_format) -> nn.Module:
+    """An eval-mode copy of `net` whose convolutions hold `dtype` weights.
+
+    Normalisation layers keep float32 statistics: they fold into a per-channel affine map
+    computed in float32 and cast once, which is more exact than bfloat16 running moments.
+    The small linear layers (global biases and the value head) stay float32 too: bfloat16
+    makes them slower, not faster, and the value and score come out at full precision.
+    """
+    mirror = copy.deepcopy(net)
+    for module in mirror.modules():
+        if isinstance(module, nn.Conv2d):
+            module.to(dtype)
+    mirror.to(memory_format=memory_format)
+    mirror.eval()
+    return mirror
+
+
+def _version_key(tensors: list[torch.Tensor]) -> tuple:
+    """Changes whenever one of `tensors` is modified in place or given new storage."""
+    return tuple((tensor._version, tensor.data_ptr()) for tensor in tensors)
+
+
 def _to_tensor(array, device: torch.device,
-               memory_format: torch.memory_format = torch.preserve_format) -> torch.Tensor:
-    """`array` on `device` as float32 in `memory_format`, converted in one copy."""
+               memory_format: torch.memory_format = torch.preserve_format,
+               dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """`array` on `device` as `dtype` in `memory_format`, converted in one copy."""
     if isinstance(array, torch.Tensor):
         tensor = array
     else:
@@ -80,7 +147,7 @@ def _to_tensor(array, device: torch.device,
         tensor = tensor.pin_memory().to(device, non_blocking=True)
     else:
         tensor = tensor.to(device)
-    return tensor.to(torch.float32, memory_format=memory_format)
+    return tensor.to(dtype, memory_format=memory_format)
 
 
 class InferenceModel:
@@ -90,16 +157,24 @@ class InferenceModel:
     `__call__(planes [B, P, H, W], globals [B, G]) -> NetOutput` of float32 numpy arrays
     (`ownership_logit` is None). The wrapped net is moved to `device` and put in eval mode;
     call `refresh()` after changing its weights elsewhere if it was moved off `device`.
+    `precision` ("auto", "float32" or "bfloat16", see `inference_dtype`) chooses reduced
+    precision: autocast on CUDA, a synchronised bfloat16 copy of the net on the CPU.
     """
 
     def __init__(self, net: nn.Module, device: str | torch.device = "auto",
-                 channels_last: bool | None = None):
+                 channels_last: bool | None = None, precision: str = "auto"):
         self.device = resolve_device(device)
         self.net = net
-        self.dtype = autocast_dtype(self.device)
+        self.dtype = inference_dtype(self.device, precision)
+        # On the CPU autocast would convert every weight on every call, which costs more
+        # than it saves for small convolutions: a converted copy is kept instead.
+        self.use_copy = self.dtype is not None and self.device.type != "cuda"
         if channels_last is None:
             channels_last = self.device.type == "cpu"
         self.memory_format = torch.channels_last if channels_last else torch.contiguous_format
+        self._copy: nn.Module | None = None
+        self._copy_key: tuple | None = None
+        self._watched: list[torch.Tensor] = []
         self.refresh()
 
     def refresh(self) -> None:
@@ -107,6 +182,24 @@ class InferenceModel:
         # speed on the CPU does not depend on the layout, so a shared net may keep it.
         self.net.to(self.device, memory_format=self.memory_format)
         self.net.eval()
+        self._copy_key = None
+        # Listed once: walking the module tree on every call costs more than the check.
+        # Parameters keep their objects through .to() and load_state_dict; buffers are
+        # replaced by .to(), after which a refresh() is needed anyway.
+        self._watched = [*self.net.parameters(), *self.net.buffers()]
+
+    def _inference_net(self) -> nn.Module:
+        """The net to run: the net itself, or its reduced-precision copy brought up to date."""
+        if not self.use_copy:
+            return self.net
+        key = _version_key(self._watched)
+        if self._copy is None:
+            self._copy = reduced_precision_copy(self.net, self.dtype, self.memory_format)
+        elif key != self._copy_key:
+            with torch.no_grad():
+                self._copy.load_state_dict(self.net.state_dict())
+        self._copy_key = key
+        return self._copy
 
     def __call__(self, planes, globals_) -> NetOutput:
         if len(planes) == 0:
@@ -119,14 +212,16 @@ class InferenceModel:
             )
         if self.net.training:
             self.net.eval()
+        net = self._inference_net()
+        planes_dtype = self.dtype if self.use_copy else torch.float32
         with torch.inference_mode():
-            planes_tensor = _to_tensor(planes, self.device, self.memory_format)
+            planes_tensor = _to_tensor(planes, self.device, self.memory_format, planes_dtype)
             globals_tensor = _to_tensor(globals_, self.device)
-            if self.dtype is not None:
+            if self.dtype is not None and not self.use_copy:
                 with torch.autocast(device_type=self.device.type, dtype=self.dtype):
-                    output = self.net(planes_tensor, globals_tensor)
+                    output = net(planes_tensor, globals_tensor)
             else:
-                output = self.net(planes_tensor, globals_tensor)
+                output = net(planes_tensor, globals_tensor)
             heads = (output.policy_logits, output.value_logits, output.score, output.ownership)
             arrays = [head.float().cpu().numpy() for head in heads]
         return NetOutput(*arrays)

@@ -139,9 +139,12 @@ class MaskedNormAct(nn.Module):
                 self.running_mean.lerp_(mean.detach().float(), self.momentum)
                 self.running_var.lerp_(unbiased.detach().float(), self.momentum)
         elif torch.is_inference_mode_enabled():
-            # Self-play hot path: cached affine, one fused op, then in place (no autograd).
-            scale, shift = self._eval_affine()
-            return torch.addcmul(shift.to(x.dtype), x, scale.to(x.dtype)).relu_().mul_(mask)
+            # Self-play hot path: the cached affine with the mask folded in, one fused op,
+            # then ReLU in place (no autograd).
+            layout = (torch.channels_last if x.is_contiguous(memory_format=torch.channels_last)
+                      else torch.contiguous_format)
+            scale, shift = self._eval_affine(mask, x.dtype, layout)
+            return torch.addcmul(shift, x, scale).relu_()
         else:
             mean, variance = self.running_mean, self.running_var
         scale = self.weight * torch.rsqrt(variance + self.eps)
@@ -154,24 +157,42 @@ class MaskedNormAct(nn.Module):
         state.pop("_affine_cache", None)
         return state
 
-    def _eval_affine(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """Per-channel (scale, shift) [1, C, 1, 1] from the running statistics, cached.
+    def _eval_affine(self, mask: torch.Tensor, dtype: torch.dtype,
+                     memory_format: torch.memory_format) -> tuple[torch.Tensor, torch.Tensor]:
+        """(scale, shift) [1, C, H, W] in `dtype` and `memory_format` from the running
+        statistics, cached, with the 0/1 on-board `mask` [1, 1, H, W] folded in:
+        relu(a x + b) m = relu(a m x + b m).
 
-        Only used under inference_mode (the cached tensors are inference tensors).
-
-        The cache is keyed on the tensors' version counters, so any in-place change (an
-        optimiser step, load_state_dict, .to()) recomputes it.
+        Computed in float32 and cast once. Only used under inference_mode (the cached tensors
+        are inference tensors). The cache is keyed on the tensors' version counters, so any
+        in-place change (an optimiser step, load_state_dict, .to()) recomputes it.
         """
         tensors = (self.weight, self.bias, self.running_mean, self.running_var)
-        key = tuple((t._version, t.data_ptr(), t.device, t.dtype) for t in tensors)
+        # The mask is the owning net's constant board mask (a fresh cast of it per call in
+        # reduced precision), so its shape and device identify it.
+        key = (tuple((t._version, t.data_ptr(), t.device, t.dtype) for t in tensors),
+               tuple(mask.shape), mask.device, dtype, memory_format)
         cached = getattr(self, "_affine_cache", None)
         if cached is None or cached[0] != key:
             with torch.no_grad():
-                scale = self.weight * torch.rsqrt(self.running_var + self.eps)
-                shift = self.bias - self.running_mean * scale
-            cached = (key, scale.detach().view(1, -1, 1, 1), shift.detach().view(1, -1, 1, 1))
+                scale = self.weight.float() * torch.rsqrt(self.running_var.float() + self.eps)
+                shift = self.bias.float() - self.running_mean.float() * scale
+                on_board = mask.float()
+                # In the activations' layout, so the fused op runs on one layout.
+                scale = (scale.view(1, -1, 1, 1) * on_board).to(dtype)
+                shift = (shift.view(1, -1, 1, 1) * on_board).to(dtype)
+            cached = (key, scale.contiguous(memory_format=memory_format),
+                      shift.contiguous(memory_format=memory_format))
             self._affine_cache = cached
         return cached[1], cached[2]
+
+
+def dense(layer: nn.Linear, x: torch.Tensor, out_dtype: torch.dtype | None = None
+          ) -> torch.Tensor:
+    """`layer(x)` in the layer's own dtype (a reduced-precision copy keeps its small linear
+    layers in float32, where they run faster than in bfloat16), cast to `out_dtype`."""
+    output = layer(x.to(layer.weight.dtype))
+    return output if out_dtype is None else output.to(out_dtype)
 
 
 def masked_global_pool(x: torch.Tensor, mask: torch.Tensor, cell_count: int) -> torch.Tensor:
@@ -207,7 +228,7 @@ class ResidualBlock(nn.Module):
             split = hidden.shape[1] - self.pool_channels
             regular, pooled = hidden[:, :split], hidden[:, split:]
             pooled = masked_global_pool(self.pool_norm(pooled, mask, cell_count), mask, cell_count)
-            hidden = regular + self.pool_linear(pooled)[:, :, None, None]
+            hidden = regular + dense(self.pool_linear, pooled, regular.dtype)[:, :, None, None]
         hidden = self.conv2(self.norm2(hidden, mask, cell_count))
         # Off-board values of the residual stream are never read: every conv input comes
         # from a MaskedNormAct (which masks) and every pooling reads masked features.
@@ -342,21 +363,24 @@ class PolicyValueNet(nn.Module):
 
         x = self.stem(planes * mask)
         if self.global_linear is not None:
-            x = x + self.global_linear(globals_)[:, :, None, None]
+            x = x + dense(self.global_linear, globals_, x.dtype)[:, :, None, None]
         for block in self.blocks:
             x = block(x, mask, cells)
         x = self.trunk_norm(x, mask, cells)
 
         pooled_source = self.policy_pool_norm(self.policy_pool_conv(x), mask, cells)
         policy_pooled = masked_global_pool(pooled_source, mask, cells)
-        policy = self.policy_conv(x) + self.policy_pool_linear(policy_pooled)[:, :, None, None]
+        policy = self.policy_conv(x)
+        policy = policy + dense(self.policy_pool_linear, policy_pooled, policy.dtype)[
+            :, :, None, None]
         policy = self.policy_out(self.policy_norm(policy, mask, cells))
         cell_logits = policy.reshape(batch, -1)[:, self.cell_grid_index]
-        button_logit = self.button_linear(policy_pooled)
-        policy_logits = torch.cat([cell_logits, button_logit], dim=1)
+        button_logit = dense(self.button_linear, policy_pooled)
+        policy_logits = torch.cat([cell_logits.to(button_logit.dtype), button_logit], dim=1)
 
         value_features = self.value_norm(self.value_conv(x), mask, cells)
-        hidden = torch.relu(self.value_hidden(masked_global_pool(value_features, mask, cells)))
+        hidden = torch.relu(dense(self.value_hidden,
+                                  masked_global_pool(value_features, mask, cells)))
         value_logits = self.value_out(hidden)
         score = self.score_out(hidden).squeeze(1) * self.config.score_scale
         ownership_logit = self.ownership_out(value_features).reshape(batch, -1)

@@ -15,11 +15,13 @@ class NetworkEvaluator:
     `evaluator(states) -> Evaluation` with policy_logits [B, A], value [B] = p(win) - p(loss)
     in [-1, 1], score [B] and ownership [B, C], all from the side to move's view.
     `calls` and `positions` count network calls and evaluated positions (for benchmarks).
+    `device` and `precision` are `InferenceModel`'s (ignored when `net` is one already).
     """
 
-    def __init__(self, net, engine: Engine, device="auto"):
+    def __init__(self, net, engine: Engine, device="auto", precision: str = "auto"):
         self.engine = engine
-        self.model = net if isinstance(net, InferenceModel) else InferenceModel(net, device)
+        self.model = (net if isinstance(net, InferenceModel)
+                      else InferenceModel(net, device, precision=precision))
         self.calls = 0
         self.positions = 0
 

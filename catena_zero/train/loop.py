@@ -251,7 +251,8 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
                   "train": np.random.default_rng([loop.seed, 2])}
     trainer, state = resume_or_start(config, checkpoint_dir, shard_dir, loop.device, generators)
     engine = Engine(config.rules)
-    evaluator = NetworkEvaluator(trainer.published_net, engine, trainer.device)
+    evaluator = NetworkEvaluator(trainer.published_net, engine, trainer.device,
+                                 loop.inference_precision)
     komi_sampler = KomiSampler(engine, config.selfplay, state.fair_komi)
     window = ReplayWindow(shard_dir, window_samples=config.train.window_samples,
                           num_planes=trainer.net.num_planes)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.network.config import NetworkConfig
+from catena_zero.network.device import INFERENCE_PRECISIONS
 from catena_zero.rules import Rules
 from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.train.config import TrainConfig
@@ -19,6 +20,8 @@ class LoopConfig:
     resume: bool = False  # continue the run in run_dir from its newest checkpoint, exactly
     seed: int = 0  # seeds numpy and torch; a resumed run restores RNG states instead
     device: str = "auto"  # auto | cpu | cuda
+    # self-play network: auto (bf16 on a GPU or an AMX CPU) | float32 | bfloat16
+    inference_precision: str = "auto"
     threads: int = 0  # torch CPU threads (0 = torch's default); 1 suits a shared/small CPU
     iterations: int = 200  # self-play + training rounds; 0 = until max_minutes
     max_minutes: float = 0.0  # wall-clock budget in minutes (this process); 0 = none
@@ -44,6 +47,9 @@ class LoopConfig:
             raise ValueError(f"keep_checkpoints must be >= 0, got {self.keep_checkpoints}")
         if self.device not in ("auto", "cpu", "cuda") and not self.device.startswith("cuda:"):
             raise ValueError(f"device must be auto, cpu or cuda[:N], got {self.device!r}")
+        if self.inference_precision not in INFERENCE_PRECISIONS:
+            raise ValueError(f"inference_precision must be one of {INFERENCE_PRECISIONS}, "
+                             f"got {self.inference_precision!r}")
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ def test_cuda_inference_matches_cpu_within_reduced_precision() -> None:
     net = make_net(side)
     planes, globals_ = random_inputs(side, 64)
     planes_np, globals_np = planes.numpy().astype(np.uint8), globals_.numpy()
-    on_cpu = InferenceModel(make_net(side), "cpu")(planes_np, globals_np)
+    on_cpu = InferenceModel(make_net(side), "cpu", precision="float32")(planes_np, globals_np)
     on_gpu = InferenceModel(net, "auto")(planes_np, globals_np)
     assert next(net.parameters()).device.type == "cuda"
     for name in ("policy_logits", "value", "score", "ownership"):

@@ -177,7 +177,7 @@ def test_inference_model_numpy_round_trip() -> None:
     net = make_net(side)
     net.train()
     planes, globals_ = random_inputs(side, 5)
-    model = InferenceModel(net, "cpu")
+    model = InferenceModel(net, "cpu", precision="float32")
     assert not net.training
     out = model(planes.numpy().astype(np.uint8), globals_.numpy())
     with torch.no_grad():
@@ -199,11 +199,12 @@ def test_inference_layouts_agree() -> None:
     net = make_net(side)
     planes, globals_ = random_inputs(side, 7)
     planes_np, globals_np = planes.numpy().astype(np.uint8), globals_.numpy()
-    default = InferenceModel(net, "cpu")
+    default = InferenceModel(net, "cpu", precision="float32")
     assert default.memory_format == torch.channels_last
     assert net.blocks[0].conv1.weight.is_contiguous(memory_format=torch.channels_last)
     last = default(planes_np, globals_np)
-    plain = InferenceModel(net, "cpu", channels_last=False)(planes_np, globals_np)
+    plain = InferenceModel(net, "cpu", channels_last=False, precision="float32")(
+        planes_np, globals_np)
     assert net.blocks[0].conv1.weight.is_contiguous()
     for name in ("policy_logits", "value_logits", "score", "ownership"):
         np.testing.assert_allclose(getattr(last, name), getattr(plain, name), rtol=1e-5,
