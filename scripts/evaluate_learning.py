@@ -33,6 +33,7 @@ from catena_zero.arena.agents import RandomAgent, SearchAgent, UCTAgent  # noqa:
 from catena_zero.arena.match import play_match  # noqa: E402
 from catena_zero.data.atomic import atomic_write_text  # noqa: E402
 from catena_zero.mcts.config import SearchConfig  # noqa: E402
+from catena_zero.network import INFERENCE_PRECISIONS  # noqa: E402
 from catena_zero.rules import Engine, Rules  # noqa: E402
 from catena_zero.selfplay.evaluator import NetworkEvaluator  # noqa: E402
 from catena_zero.selfplay.fair_komi import estimate_fair_komi  # noqa: E402
@@ -91,14 +92,17 @@ def checkpoint_path(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     parser.error("give --run-dir or --checkpoint")
 
 
-def load_net_at_komi(path: Path, komi: int | None, weights: str = "published"):
+def load_net_at_komi(path: Path, komi: int | None, weights: str = "published",
+                     precision: str = "auto"):
     """(checkpoint, rules, engine, evaluator, fair-komi estimate, komi to play): `komi`, or
     the net's fair-komi estimate rounded into the rules' komi range. `weights`: the
-    checkpoint's published weights (the average when the run kept one) or its trained ones."""
+    checkpoint's published weights (the average when the run kept one) or its trained ones.
+    `precision`: the evaluator's inference precision (auto: bfloat16 on an AMX CPU)."""
     checkpoint = load_checkpoint(path)
     rules = Rules(**checkpoint.rules)
     engine = Engine(rules)
-    evaluator = NetworkEvaluator(build_network(checkpoint, weights=weights), engine, "cpu")
+    evaluator = NetworkEvaluator(build_network(checkpoint, weights=weights), engine, "cpu",
+                                 precision)
     fair_komi = estimate_fair_komi(engine, evaluator)
     low, high = rules.komi_range
     if komi is None:
@@ -134,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--weights", choices=("published", "trained"), default="published",
                         help="the averaged weights when the run kept them (train.ema_decay),"
                              " or the optimiser's latest")
+    parser.add_argument("--precision", choices=INFERENCE_PRECISIONS, default="auto",
+                        help="the net's inference precision (auto: bfloat16 on an AMX CPU)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--search", nargs="*", default=[], metavar="KEY=VALUE",
                         help="SearchConfig overrides, e.g. algorithm=puct "
@@ -145,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     path = checkpoint_path(parser, args)
     checkpoint, rules, engine, evaluator, fair_komi, komi = load_net_at_komi(
-        path, args.komi, args.weights)
+        path, args.komi, args.weights, args.precision)
     search = search_config_of(checkpoint, args.simulations, args.gumbel_scale)
     try:
         search = dataclasses.replace(search, **parse_overrides(args.search, search))
@@ -157,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{checkpoint.rules}; fair komi estimate {fair_komi:.2f} -> komi {komi}", flush=True)
     report = {"checkpoint": str(path), "counters": checkpoint.counters.to_dict(),
               "rules": checkpoint.rules, "fair_komi_estimate": fair_komi, "komi": komi,
-              "weights": args.weights,
+              "weights": args.weights, "precision": args.precision,
               "search": dataclasses.asdict(search), "matches": []}
     baselines = {"random": RandomAgent(), "uct": UCTAgent(args.uct_playouts)}
     for opponent in (baselines[name] for name in args.opponents):

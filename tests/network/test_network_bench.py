@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from catena_zero.network import NetworkConfig
 from tests.script_loader import load_script
 
 torch.set_num_threads(1)
-
 
 
 def load_bench():
@@ -24,13 +24,16 @@ def test_throughput_functions_measure_a_tiny_net() -> None:
     assert bench.measure_training_throughput(net, batch_size=8, steps=2) > 0
 
 
-def test_layout_comparisons_run(capsys) -> None:
-    """Both benchmarks' --compare-layouts modes run and print a ratio per net or preset."""
-    assert load_bench().main(["--compare-layouts", "--repeats", "1", "--seconds", "0.01",
+@pytest.mark.parametrize("mode, second", [("--compare-layouts", "chan-last"),
+                                          ("--compare-precisions", "bfloat16")])
+def test_comparisons_run(capsys, mode: str, second: str) -> None:
+    """Both benchmarks' comparison modes run and print a ratio per net or preset."""
+    assert load_bench().main([mode, "--repeats", "1", "--seconds", "0.01",
                               "--batches", "2"]) == 0
     printed = capsys.readouterr().out
-    assert "chan-last" in printed and printed.count("side") >= 2
+    assert second in printed and printed.count("side") >= 2
     selfplay_bench = load_script("bench_selfplay")
-    assert selfplay_bench.main(["--presets", "tiny", "--compare-layouts", "--repeats", "1",
+    assert selfplay_bench.main(["--presets", "tiny", mode, "--repeats", "1",
                                 "--games", "4"]) == 0
-    assert "ratio" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "ratio" in printed and second.replace("chan-last", "channels_last") in printed
