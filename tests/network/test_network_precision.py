@@ -9,6 +9,7 @@ import torch
 
 from catena_zero.network import InferenceModel, NetworkConfig, inference_dtype
 from catena_zero.network import device as device_module
+from catena_zero.network.device import REDUCED_PRECISION_MIN_BATCH
 from catena_zero.train.loop_config import LoopConfig
 from tests.network.test_network_model import make_net, random_inputs
 
@@ -127,3 +128,20 @@ def test_bfloat16_without_normalisation() -> None:
     planes, globals_ = numpy_inputs(4, 9)
     assert_close_in_bfloat16(InferenceModel(net, "cpu", precision="bfloat16")(planes, globals_),
                              InferenceModel(net, "cpu", precision="float32")(planes, globals_))
+
+
+def test_small_batches_run_the_float32_net() -> None:
+    """One-game play evaluates a position at a time, where bfloat16 is slower: below
+    REDUCED_PRECISION_MIN_BATCH the float32 net answers, exactly."""
+    net = trained_statistics_net(4)
+    small = REDUCED_PRECISION_MIN_BATCH - 1
+    planes, globals_ = numpy_inputs(4, small, seed=11)
+    model = InferenceModel(net, "cpu", precision="bfloat16")
+    output = model(planes, globals_)
+    assert model._copy is None
+    exact = InferenceModel(net, "cpu", precision="float32")(planes, globals_)
+    for name in HEADS:
+        np.testing.assert_array_equal(getattr(output, name), getattr(exact, name))
+    planes, globals_ = numpy_inputs(4, REDUCED_PRECISION_MIN_BATCH, seed=11)
+    model(planes, globals_)
+    assert model._copy is not None
