@@ -31,6 +31,8 @@ from catena_zero.network import (
     NetworkConfig,
     PolicyValueNet,
     count_parameters,
+    inference_dtype,
+    resolve_device,
 )
 from catena_zero.rules import NUM_GLOBALS, NUM_PLANES, get_board
 from catena_zero.train import TrainConfig, Trainer
@@ -51,6 +53,13 @@ def build_preset_net(side: int, config: NetworkConfig) -> PolicyValueNet:
     return PolicyValueNet(
         NUM_PLANES, NUM_GLOBALS, board.grid_size, board.cell_grid_index, config
     )
+
+
+def precision_name(device: str, precision: str) -> str:
+    """What `InferenceModel(net, device, precision=precision)` computes in: "float32",
+    "bfloat16" or "float16"."""
+    dtype = inference_dtype(resolve_device(device), precision) or torch.float32
+    return str(dtype).removeprefix("torch.")
 
 
 def measure_throughput(
@@ -141,10 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.compare_precisions:
         return compare(args, {"float32": (True, "float32"), "bfloat16": (True, "bfloat16")})
     torch.manual_seed(0)
-    precision = InferenceModel(build_preset_net(4, preset_network_config("b4c32")),
-                               args.device, precision=args.precision).dtype or torch.float32
     print(f"device={args.device} threads={args.threads} planes={NUM_PLANES} globals={NUM_GLOBALS}"
-          f" precision={str(precision).removeprefix('torch.')}")
+          f" precision={precision_name(args.device, args.precision)}")
     print(f"{'net':<8}{'side':>5}{'blocks':>7}{'chan':>6}{'params':>9}{'batch':>7}{'pos/s':>11}"
           f"{'pos/cpu-s':>11}")
     for label, side, config_name in PRESET_NETS:

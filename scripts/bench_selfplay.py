@@ -40,7 +40,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts"))
 
-from bench_network import measure_throughput  # noqa: E402
+from bench_network import measure_throughput, precision_name  # noqa: E402
 
 from catena_zero.cli.common import compose  # noqa: E402
 from catena_zero.cli.train import build_config  # noqa: E402
@@ -131,8 +131,7 @@ def bench_preset(preset: str, args) -> dict:
     return {
         "preset": preset,
         "device": args.device,
-        "precision": str(InferenceModel(net, args.device, precision=args.precision).dtype
-                         or torch.float32).removeprefix("torch."),
+        "precision": precision_name(args.device, args.precision),
         "side": config.rules.board.side,
         "network": f"{config.network.blocks}x{config.network.channels}",
         "parameters": count_parameters(net),
