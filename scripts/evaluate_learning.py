@@ -1,12 +1,24 @@
 """Evidence of learning: a trained net's search against uniform random and random-rollout UCT.
 
-Loads the newest checkpoint of a run (or --checkpoint), estimates the komi the net considers
-fair (`catena_zero.selfplay.fair_komi`, rounded to the nearest allowed integer), and plays
+Loads the newest checkpoint of a run (or --checkpoint), measures the komi the net considers
+fair (rounded to the nearest allowed integer; --komi-from, below), and plays
 --games games (colours alternated) of the net's search (--simulations, the run's search
 settings, deterministic root unless --gumbel-scale) against each baseline: uniform random
 (`RandomAgent`) and a random-rollout UCT (`UCTAgent(--uct-playouts)`), all games of a match
 advancing together. Prints each match's score (wins + draws / 2) with its Wilson 95%
 interval, and JSON (also written to --json).
+
+The net's fair komi, two ways (--komi-from):
+- selfplay (default): the komi at which the net's search, playing itself, wins half its
+  games as Black. Its search (the evaluation's settings, with Gumbel root noise so that the
+  games vary) plays --komi-games games at every komi of the rules' range; the logistic fit
+  of Black's score (`catena_zero.komi.sweep`, as `catena-zero komi` does) gives the komi and
+  its 95% interval. About two minutes on one core for side 4.
+- network: the komi at which the raw value of the empty board crosses zero
+  (`catena_zero.selfplay.fair_komi`, the training loop's estimate). It is one output of the
+  net, and on side-4 nets it misses their self-play balance by 1.6 points on average
+  (README, "Evidence of learning").
+Both are printed and recorded in the JSON whichever is played.
 
     python scripts/evaluate_learning.py --run-dir runs/side4-evidence
     python scripts/evaluate_learning.py --checkpoint runs/x/checkpoints/checkpoint-...pt \\
@@ -24,6 +36,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,6 +45,8 @@ sys.path.insert(0, str(REPO))
 from catena_zero.arena.agents import RandomAgent, SearchAgent, UCTAgent  # noqa: E402
 from catena_zero.arena.match import play_match  # noqa: E402
 from catena_zero.data.atomic import atomic_write_text  # noqa: E402
+from catena_zero.komi.config import SweepConfig  # noqa: E402
+from catena_zero.komi.sweep import fit_table, run_sweep  # noqa: E402
 from catena_zero.mcts.config import SearchConfig  # noqa: E402
 from catena_zero.network import INFERENCE_PRECISIONS  # noqa: E402
 from catena_zero.rules import Engine, Rules  # noqa: E402
@@ -110,6 +125,25 @@ def load_net_at_komi(path: Path, komi: int | None, weights: str = "published",
     return checkpoint, rules, engine, evaluator, fair_komi, komi
 
 
+def selfplay_fair_komi(rules: Rules, evaluator, search: SearchConfig, games_per_komi: int,
+                       seed: int) -> dict:
+    """The komi at which the net's search wins half its games against itself as Black: a
+    self-play sweep over the rules' komi range and its logistic fit. The search keeps its
+    settings, with Gumbel root noise of scale 1 so that the games differ (a PUCT search
+    keeps its Dirichlet noise). "fair_komi" is clipped into the komi range when Black wins
+    (or loses) at every komi swept."""
+    agent = SearchAgent(evaluator, dataclasses.replace(search, gumbel_scale=1.0))
+    table = run_sweep(rules, agent, SweepConfig(games_per_komi=games_per_komi, seed=seed))
+    fit = fit_table(table)
+    low, high = rules.komi_range
+    fair = fit.fair_komi
+    if np.isnan(fair):  # Black wins at every komi (high side open) or at none
+        fair = float(high) if np.isinf(fit.high) else float(low)
+    return {"fair_komi": fair, "low": fit.low, "high": fit.high, "slope": fit.slope,
+            "games_per_komi": games_per_komi, "black_score": dict(zip(
+                table.komi.tolist(), np.round(table.black_score, 4).tolist(), strict=True))}
+
+
 def match_summary(result) -> dict:
     return {
         "opponent": result.name_b,
@@ -132,6 +166,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gumbel-scale", type=float, default=0.0,
                         help="Gumbel root noise of the net's search (0 = deterministic)")
     parser.add_argument("--uct-playouts", type=int, default=200, help="UCT playouts per move")
+    parser.add_argument("--komi-from", choices=("selfplay", "network"), default="selfplay",
+                        help="measure the net's fair komi by its self-play balance or by its "
+                             "raw empty-board value (see the module doc); --komi overrides")
+    parser.add_argument("--komi-games", type=int, default=64,
+                        help="self-play games per komi value for --komi-from selfplay")
     parser.add_argument("--opening-plies", type=int, default=0,
                         help="random opening plies shared by each colour-swapped pair")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
@@ -150,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     path = checkpoint_path(parser, args)
+    if args.komi_games < 1:
+        parser.error(f"--komi-games must be >= 1, got {args.komi_games}")
     checkpoint, rules, engine, evaluator, fair_komi, komi = load_net_at_komi(
         path, args.komi, args.weights, args.precision)
     search = search_config_of(checkpoint, args.simulations, args.gumbel_scale)
@@ -157,12 +198,25 @@ def main(argv: list[str] | None = None) -> int:
         search = dataclasses.replace(search, **parse_overrides(args.search, search))
     except (TypeError, ValueError) as error:
         parser.error(f"--search: {error}")
+    selfplay = None
+    low, high = rules.komi_range
+    if low < high and (args.komi is None and args.komi_from == "selfplay"):
+        start = time.perf_counter()
+        selfplay = selfplay_fair_komi(rules, evaluator, search, args.komi_games, args.seed)
+        selfplay["seconds"] = time.perf_counter() - start
+        komi = int(min(max(round(selfplay["fair_komi"]), low), high))
+    komi_source = "--komi" if args.komi is not None else args.komi_from
     agent = SearchAgent(evaluator, search, name=f"net-{search.algorithm}{args.simulations}")
+    measured = "" if selfplay is None else (
+        f", self-play {selfplay['fair_komi']:.2f} [{selfplay['low']:.2f}, "
+        f"{selfplay['high']:.2f}] ({selfplay['seconds']:.0f} s)")
     print(f"checkpoint {path} (iteration {checkpoint.counters.iteration}, step "
           f"{checkpoint.counters.step}, games {checkpoint.counters.games}); rules "
-          f"{checkpoint.rules}; fair komi estimate {fair_komi:.2f} -> komi {komi}", flush=True)
+          f"{checkpoint.rules}; fair komi: network {fair_komi:.2f}{measured} -> komi {komi} "
+          f"({komi_source})", flush=True)
     report = {"checkpoint": str(path), "counters": checkpoint.counters.to_dict(),
-              "rules": checkpoint.rules, "fair_komi_estimate": fair_komi, "komi": komi,
+              "rules": checkpoint.rules, "fair_komi_estimate": fair_komi,
+              "selfplay_fair_komi": selfplay, "komi_from": komi_source, "komi": komi,
               "weights": args.weights, "precision": args.precision,
               "search": dataclasses.asdict(search), "matches": []}
     baselines = {"random": RandomAgent(), "uct": UCTAgent(args.uct_playouts)}

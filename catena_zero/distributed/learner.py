@@ -20,7 +20,6 @@ import numpy as np
 from catena_zero.data import ReplayWindow, ShardError, list_shards, read_shard_meta, shard_filename
 from catena_zero.rules import Engine
 from catena_zero.selfplay.evaluator import NetworkEvaluator
-from catena_zero.selfplay.fair_komi import estimate_fair_komi
 from catena_zero.train.checkpoint import Counters, latest_checkpoint, load_checkpoint
 from catena_zero.train.loop import (
     CheckpointEvent,
@@ -31,6 +30,7 @@ from catena_zero.train.loop import (
     iteration_scalars,
     learner_iteration,
     make_weights_message,
+    refresh_fair_komi,
     resume_or_start,
     save_loop_checkpoint,
 )
@@ -104,7 +104,7 @@ class LearnerCore:
         self.evaluator = NetworkEvaluator(self.trainer.published_net, self.engine,
                                           self.trainer.device, loop.inference_precision)
         if self.state.fair_komi is None:
-            self.state.fair_komi = estimate_fair_komi(self.engine, self.evaluator)
+            refresh_fair_komi(self.state, self.engine, self.evaluator, config.selfplay)
         self.window = ReplayWindow(self.shard_dir, window_samples=config.train.window_samples,
                                    num_planes=self.trainer.net.num_planes)
         self.logger = LoopLogger(dataclasses.replace(
@@ -148,6 +148,9 @@ class LearnerCore:
         self.state.counters = dataclasses.replace(
             counters, step=self.trainer.step, iteration=counters.iteration + 1,
             games=counters.games + stats.games, positions=counters.positions + stats.positions)
+        # As in the inline loop: the centre moves every fair_komi_every iterations, smoothed.
+        if self.state.counters.iteration % self.config.selfplay.fair_komi_every == 0:
+            refresh_fair_komi(self.state, self.engine, self.evaluator, self.config.selfplay)
         scalars = iteration_scalars(result, learned)
         scalars["selfplay/weights_lag"] = float(self.trainer.step - result.weights_version)
         self.logger.log(self.state.counters.iteration, scalars, {})
@@ -157,9 +160,7 @@ class LearnerCore:
         return self._status(checkpoint, scalars)
 
     def checkpoint(self) -> Path:
-        """Write a checkpoint now (and refresh the fair-komi estimate it records)."""
-        if self.state.counters.iteration % self.config.selfplay.fair_komi_every == 0:
-            self.state.fair_komi = estimate_fair_komi(self.engine, self.evaluator)
+        """Write a checkpoint now (with the fair-komi centre tasks are drawn around)."""
         self.last_checkpoint = save_loop_checkpoint(self.config, self.trainer, self.state,
                                                     self.checkpoint_dir, self.generators)
         return self.last_checkpoint

@@ -40,6 +40,7 @@ from catena_zero.data import (
 )
 from catena_zero.network import PolicyValueNet
 from catena_zero.rules import NUM_GLOBALS, NUM_PLANES, Engine
+from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.selfplay.evaluator import NetworkEvaluator
 from catena_zero.selfplay.fair_komi import estimate_fair_komi
 from catena_zero.selfplay.selfplay import KomiSampler, SelfPlay, SelfPlayStats
@@ -104,6 +105,20 @@ class LoopState:
 
     counters: Counters = field(default_factory=Counters)
     fair_komi: float | None = None  # None until the first estimate
+
+
+def refresh_fair_komi(state: LoopState, engine: Engine, evaluate_fn,
+                      config: SelfPlayConfig) -> float:
+    """Re-estimate the network's fair komi and move the state's centre towards it:
+    `fair_komi_smoothing * old + (1 - fair_komi_smoothing) * new`. The first estimate is
+    taken as it is. One rule for the inline loop and the Ray learner. Returns the centre."""
+    estimate = estimate_fair_komi(engine, evaluate_fn)
+    if state.fair_komi is None:
+        state.fair_komi = estimate
+    else:
+        smoothing = config.fair_komi_smoothing
+        state.fair_komi = smoothing * state.fair_komi + (1.0 - smoothing) * estimate
+    return state.fair_komi
 
 
 def make_weights_message(trainer: Trainer) -> WeightsMessage:
@@ -267,10 +282,7 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
             counters = state.counters
             iteration = counters.iteration
             if state.fair_komi is None or iteration % config.selfplay.fair_komi_every == 0:
-                estimate = estimate_fair_komi(engine, evaluator)
-                smoothing = config.selfplay.fair_komi_smoothing if state.fair_komi is not None \
-                    else 0.0
-                state.fair_komi = smoothing * (state.fair_komi or 0.0) + (1 - smoothing) * estimate
+                refresh_fair_komi(state, engine, evaluator, config.selfplay)
             komi_sampler.fair_komi = state.fair_komi
             played = selfplay_iteration(engine, evaluator, config, komi_sampler,
                                         shard_dir / shard_filename(iteration), iteration,

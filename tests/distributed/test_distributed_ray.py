@@ -21,6 +21,7 @@ from catena_zero.mcts.config import SearchConfig  # noqa: E402
 from catena_zero.network.config import NetworkConfig  # noqa: E402
 from catena_zero.rules import Rules  # noqa: E402
 from catena_zero.selfplay.config import SelfPlayConfig  # noqa: E402
+from catena_zero.selfplay.fair_komi import estimate_fair_komi  # noqa: E402
 from catena_zero.train.checkpoint import list_checkpoints, load_checkpoint  # noqa: E402
 from catena_zero.train.config import TrainConfig  # noqa: E402
 from catena_zero.train.loop_config import LoopConfig, TrainLoopConfig  # noqa: E402
@@ -71,6 +72,26 @@ def test_worker_and_learner_cores_in_process(tmp_path: Path) -> None:
     assert not list(pending_dir(tmp_path).iterdir())
     learner.close()
     assert_everything_reads_back(tmp_path, 1)
+
+
+def test_learner_core_smooths_the_fair_komi_like_the_inline_loop(tmp_path: Path) -> None:
+    """The Ray learner moves its fair-komi centre by selfplay.fair_komi_smoothing too."""
+    config = tiny_config(tmp_path, iterations=1)
+    config = dataclasses.replace(config, selfplay=dataclasses.replace(
+        config.selfplay, fair_komi_smoothing=0.75))
+    learner = LearnerCore(config)
+    first = learner.state.fair_komi
+    assert first == estimate_fair_komi(learner.engine, learner.evaluator)
+    worker = SelfPlayWorkerCore(config, worker_index=0)
+    weights = learner.weights()
+    task = SelfPlayTask(task_id=0, attempt=0, fair_komi=first, weights_version=weights.version,
+                        shard_path=str(pending_dir(tmp_path) / "shard-000000000000.npz"))
+    status = learner.consume(worker.play(task, weights))
+    estimate = estimate_fair_komi(learner.engine, learner.evaluator)  # of the trained net
+    assert status.fair_komi == pytest.approx(0.75 * first + 0.25 * estimate, abs=1e-6)
+    checkpoint = load_checkpoint(status.checkpoint)
+    assert checkpoint.extra["fair_komi"] == pytest.approx(status.fair_komi)
+    learner.close()
 
 
 @pytest.fixture(scope="module")

@@ -48,3 +48,46 @@ def test_evaluates_a_tiny_run_at_either_precision(tmp_path: Path, precision: str
     report = json.loads(out.read_text())
     assert report["precision"] == precision
     assert [match["games"] for match in report["matches"]] == [2]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory) -> Path:
+    run_dir = tmp_path_factory.mktemp("evaluate") / "run"
+    train_loop(build_config(compose("train", ["preset=tiny", f"run_dir={run_dir}",
+                                              "tensorboard=false"])))
+    return run_dir
+
+
+def test_plays_at_the_komi_of_the_nets_self_play_balance(tiny_run: Path, tmp_path: Path) -> None:
+    out = tmp_path / "evaluation.json"
+    assert load_script("evaluate_learning").main([
+        "--run-dir", str(tiny_run), "--games", "2", "--opponents", "random",
+        "--komi-games", "4", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    selfplay = report["selfplay_fair_komi"]
+    assert report["komi_from"] == "selfplay"
+    # The sweep covers the whole komi range (side 2: 0..15), 4 games at each komi.
+    assert sorted(int(komi) for komi in selfplay["black_score"]) == list(range(16))
+    assert selfplay["games_per_komi"] == 4
+    assert 0 <= selfplay["fair_komi"] <= 15
+    assert report["komi"] == min(max(round(selfplay["fair_komi"]), 0), 15)
+
+
+def test_network_estimate_and_explicit_komi_skip_the_sweep(tiny_run: Path, tmp_path: Path) -> None:
+    script = load_script("evaluate_learning")
+    for extra, source in ((["--komi-from", "network"], "network"), (["--komi", "3"], "--komi")):
+        out = tmp_path / f"{source}.json"
+        assert script.main(["--run-dir", str(tiny_run), "--games", "2", "--opponents", "random",
+                            "--json", str(out), *extra]) == 0
+        report = json.loads(out.read_text())
+        assert report["selfplay_fair_komi"] is None
+        assert report["komi_from"] == source
+        expected = 3 if source == "--komi" else min(max(round(report["fair_komi_estimate"]), 0),
+                                                     15)
+        assert report["komi"] == expected
+
+
+def test_bad_komi_games_is_refused(tiny_run: Path, capsys) -> None:
+    with pytest.raises(SystemExit):
+        load_script("evaluate_learning").main(["--run-dir", str(tiny_run), "--komi-games", "0"])
+    assert "--komi-games must be >= 1" in capsys.readouterr().err

@@ -148,3 +148,28 @@ def test_training_time_symmetries_need_the_board_and_change_the_batches(tmp_path
         assert learned.metrics is not None and trainer.step == config.train.steps_per_iteration
         weights[flag] = {k: v.clone() for k, v in trainer.net.state_dict().items()}
     assert any(not torch.equal(weights[False][k], weights[True][k]) for k in weights[False])
+
+
+def test_fair_komi_centre_is_smoothed_after_the_first_estimate() -> None:
+    from catena_zero.mcts import Evaluation
+    from catena_zero.rules import Rules
+    from catena_zero.selfplay.config import SelfPlayConfig
+    from catena_zero.train.loop import LoopState, refresh_fair_komi
+
+    engine = Engine(Rules(side=3))
+    crossing = {"komi": 8.0}
+
+    def evaluate(states) -> Evaluation:  # Black's value is zero at crossing["komi"]
+        komi = np.asarray(states.komi, dtype=np.float32)
+        return Evaluation(policy_logits=np.zeros((komi.size, engine.rules.board.num_actions),
+                                                 np.float32),
+                          value=np.clip((crossing["komi"] - komi) / 10.0, -1, 1))
+
+    state = LoopState()
+    config = SelfPlayConfig(fair_komi_smoothing=0.75)
+    assert refresh_fair_komi(state, engine, evaluate, config) == pytest.approx(8.0, abs=1e-4)
+    crossing["komi"] = 12.0
+    assert refresh_fair_komi(state, engine, evaluate, config) == pytest.approx(9.0, abs=1e-4)
+    assert state.fair_komi == pytest.approx(9.0, abs=1e-4)
+    unsmoothed = SelfPlayConfig(fair_komi_smoothing=0.0)
+    assert refresh_fair_komi(state, engine, evaluate, unsmoothed) == pytest.approx(12.0, abs=1e-4)
