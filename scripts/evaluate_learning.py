@@ -13,12 +13,13 @@ The net's fair komi, two ways (--komi-from):
   games as Black. Its search (the evaluation's settings, with Gumbel root noise so that the
   games vary) plays --komi-games games at every komi of the rules' range; the logistic fit
   of Black's score (`catena_zero.komi.sweep`, as `catena-zero komi` does) gives the komi and
-  its 95% interval. About two minutes on one core for side 4.
+  its 95% interval. About a minute on one core for side 4.
 - network: the komi at which the raw value of the empty board crosses zero
   (`catena_zero.selfplay.fair_komi`, the training loop's estimate). It is one output of the
-  net, and on side-4 nets it misses their self-play balance by 1.6 points on average
-  (README, "Evidence of learning").
-Both are printed and recorded in the JSON whichever is played.
+  net: on ten side-4 nets it missed their self-play balance by 0.9 points on average and
+  by up to 3.5 (README, "Evidence of learning", session 9).
+The network estimate is always printed and recorded in the JSON, the self-play one whenever
+it is measured (not with --komi or --komi-from network).
 
     python scripts/evaluate_learning.py --run-dir runs/side4-evidence
     python scripts/evaluate_learning.py --checkpoint runs/x/checkpoints/checkpoint-...pt \\
