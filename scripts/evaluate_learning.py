@@ -16,8 +16,8 @@ The net's fair komi, two ways (--komi-from):
   its 95% interval. About a minute on one core for side 4.
 - network: the komi at which the raw value of the empty board crosses zero
   (`catena_zero.selfplay.fair_komi`, the training loop's estimate). It is one output of the
-  net: on ten side-4 nets it missed their self-play balance by 0.9 points on average and
-  by up to 3.5 (README, "Evidence of learning", session 9).
+  net: on eleven side-4 nets it missed their self-play balance by 1.0 point on average
+  and by up to 3.5 (README, "Evidence of learning", session 9).
 The network estimate is always printed and recorded in the JSON, the self-play one whenever
 it is measured (not with --komi or --komi-from network).
 
