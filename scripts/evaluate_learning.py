@@ -201,12 +201,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--search: {error}")
     selfplay = None
     low, high = rules.komi_range
-    if low < high and (args.komi is None and args.komi_from == "selfplay"):
+    if low < high and args.komi is None and args.komi_from == "selfplay":
         start = time.perf_counter()
         selfplay = selfplay_fair_komi(rules, evaluator, search, args.komi_games, args.seed)
         selfplay["seconds"] = time.perf_counter() - start
         komi = int(min(max(round(selfplay["fair_komi"]), low), high))
-    komi_source = "--komi" if args.komi is not None else args.komi_from
+    # A game type without komi has one komi to play: no sweep, whatever --komi-from says.
+    komi_source = "--komi" if args.komi is not None else (
+        "selfplay" if selfplay is not None else "network")
     agent = SearchAgent(evaluator, search, name=f"net-{search.algorithm}{args.simulations}")
     measured = "" if selfplay is None else (
         f", self-play {selfplay['fair_komi']:.2f} [{selfplay['low']:.2f}, "

@@ -91,3 +91,16 @@ def test_bad_komi_games_is_refused(tiny_run: Path, capsys) -> None:
     with pytest.raises(SystemExit):
         load_script("evaluate_learning").main(["--run-dir", str(tiny_run), "--komi-games", "0"])
     assert "--komi-games must be >= 1" in capsys.readouterr().err
+
+
+def test_a_game_without_komi_plays_its_one_komi_without_a_sweep(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    train_loop(build_config(compose("train", ["preset=tiny", "rules=nokomi_standard",
+                                              f"run_dir={run_dir}", "tensorboard=false"])))
+    out = tmp_path / "evaluation.json"
+    assert load_script("evaluate_learning").main([
+        "--run-dir", str(run_dir), "--games", "2", "--opponents", "random",
+        "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["selfplay_fair_komi"] is None
+    assert (report["komi"], report["komi_from"]) == (0, "network")
