@@ -120,9 +120,8 @@ def load_net_at_komi(path: Path, komi: int | None, weights: str = "published",
     evaluator = NetworkEvaluator(build_network(checkpoint, weights=weights), engine, "cpu",
                                  precision)
     fair_komi = estimate_fair_komi(engine, evaluator)
-    low, high = rules.komi_range
     if komi is None:
-        komi = int(min(max(round(fair_komi), low), high))
+        komi = rules.nearest_komi(fair_komi)
     return checkpoint, rules, engine, evaluator, fair_komi, komi
 
 
@@ -205,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         selfplay = selfplay_fair_komi(rules, evaluator, search, args.komi_games, args.seed)
         selfplay["seconds"] = time.perf_counter() - start
-        komi = int(min(max(round(selfplay["fair_komi"]), low), high))
+        komi = rules.nearest_komi(selfplay["fair_komi"])
     # A game type without komi has one komi to play: no sweep, whatever --komi-from says.
     komi_source = "--komi" if args.komi is not None else (
         "selfplay" if selfplay is not None else "network")

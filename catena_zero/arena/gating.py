@@ -27,8 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from catena_zero.arena.config import GateConfig, TrainingGateConfig
 from catena_zero.arena.match import MatchResult, ProgressFn, combine_results, play_match
 from catena_zero.arena.registry import (
@@ -236,7 +234,7 @@ def make_gating_callback(
             path, estimate = event, None
             if step is None:
                 raise ValueError(f"gating callback needs the step of {str(event)!r}")
-        game_komi = komi if komi is not None else _komi_near(rules, estimate)
+        game_komi = komi if komi is not None else rules.nearest_komi(estimate)
         result = run_gate(rules, f"checkpoint:{path}", config, factory=factory, step=int(step),
                           komi=game_komi, seed=seed + int(step), opening_plies=opening_plies)
         if log is not None:
@@ -244,14 +242,6 @@ def make_gating_callback(
         return result
 
     return callback
-
-
-def _komi_near(rules: Rules, estimate: float | None) -> int:
-    """The whole komi nearest a fair-komi estimate, inside the rules' range (0 without one)."""
-    low, high = rules.komi_range
-    if estimate is None or not np.isfinite(estimate):
-        return int(min(max(0, low), high))
-    return int(min(max(round(float(estimate)), low), high))
 
 
 def make_training_gate(rules: Rules, config: TrainingGateConfig, search_config: Any = None,

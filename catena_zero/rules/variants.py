@@ -68,6 +68,14 @@ class Rules:
             return (0, 1000)
         return (0, 15)
 
+    def nearest_komi(self, estimate: float | None) -> int:
+        """The whole komi nearest a real fair-komi estimate, inside the komi range; the
+        allowed komi nearest 0 when there is no estimate (None or not finite)."""
+        low, high = self.komi_range
+        if estimate is None or not np.isfinite(estimate):
+            return int(min(max(0, low), high))
+        return int(min(max(round(float(estimate)), low), high))
+
     def validate_komi(self, komi) -> np.ndarray:
         """Check a komi (int or int array); returns it as int32 array. ValueError naming it."""
         array = np.asarray(komi)

@@ -107,6 +107,16 @@ def test_seed_example_two():
 
 
 # ---------------------------------------------------------------- bad input
+def test_nearest_komi_rounds_an_estimate_into_the_range():
+    standard, quadratic, nokomi = Rules(4), Rules(4, "komi", "quadratic"), Rules(4, "nokomi")
+    assert standard.nearest_komi(9.72) == 10 and standard.nearest_komi(9.4) == 9
+    assert standard.nearest_komi(17.2) == 15 and standard.nearest_komi(-2.0) == 0
+    assert quadratic.nearest_komi(120.6) == 121
+    assert nokomi.nearest_komi(7.3) == 0
+    for missing in (None, float("nan"), float("inf")):
+        assert standard.nearest_komi(missing) == 0
+
+
 def test_bad_rules_and_komi():
     with pytest.raises(ValueError, match="game type"):
         Rules(6, "triple")
