@@ -36,26 +36,25 @@ def test_bad_search_overrides_are_named(item: str, message: str) -> None:
         script.parse_overrides([item], SearchConfig())
 
 
-@pytest.mark.parametrize("precision", ["float32", "bfloat16"])
-def test_evaluates_a_tiny_run_at_either_precision(tmp_path: Path, precision: str) -> None:
-    run_dir = tmp_path / "run"
-    train_loop(build_config(compose("train", ["preset=tiny", f"run_dir={run_dir}",
-                                              "tensorboard=false"])))
-    out = tmp_path / "evaluation.json"
-    assert load_script("evaluate_learning").main([
-        "--run-dir", str(run_dir), "--games", "2", "--opponents", "random",
-        "--precision", precision, "--json", str(out)]) == 0
-    report = json.loads(out.read_text())
-    assert report["precision"] == precision
-    assert [match["games"] for match in report["matches"]] == [2]
-
-
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory) -> Path:
     run_dir = tmp_path_factory.mktemp("evaluate") / "run"
     train_loop(build_config(compose("train", ["preset=tiny", f"run_dir={run_dir}",
                                               "tensorboard=false"])))
     return run_dir
+
+
+@pytest.mark.parametrize("precision", ["float32", "bfloat16"])
+def test_evaluates_a_tiny_run_at_either_precision(tiny_run: Path, tmp_path: Path,
+                                                  precision: str) -> None:
+    out = tmp_path / "evaluation.json"
+    # A small komi sweep: the default path, without the default's 1,024 self-play games.
+    assert load_script("evaluate_learning").main([
+        "--run-dir", str(tiny_run), "--games", "2", "--opponents", "random",
+        "--precision", precision, "--komi-games", "2", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["precision"] == precision
+    assert [match["games"] for match in report["matches"]] == [2]
 
 
 def test_plays_at_the_komi_of_the_nets_self_play_balance(tiny_run: Path, tmp_path: Path) -> None:

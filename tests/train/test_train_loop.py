@@ -17,9 +17,17 @@ import torch
 from catena_zero.cli.common import compose
 from catena_zero.cli.train import build_config
 from catena_zero.data import ReplayWindow, list_shards, read_shard
-from catena_zero.rules import Engine
+from catena_zero.mcts import Evaluation
+from catena_zero.rules import Engine, Rules
+from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.train import Trainer, latest_checkpoint, list_checkpoints, load_checkpoint
-from catena_zero.train.loop import build_fresh_network, learner_iteration, train_loop
+from catena_zero.train.loop import (
+    LoopState,
+    build_fresh_network,
+    learner_iteration,
+    refresh_fair_komi,
+    train_loop,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 torch.set_num_threads(1)
@@ -151,11 +159,6 @@ def test_training_time_symmetries_need_the_board_and_change_the_batches(tmp_path
 
 
 def test_fair_komi_centre_is_smoothed_after_the_first_estimate() -> None:
-    from catena_zero.mcts import Evaluation
-    from catena_zero.rules import Rules
-    from catena_zero.selfplay.config import SelfPlayConfig
-    from catena_zero.train.loop import LoopState, refresh_fair_komi
-
     engine = Engine(Rules(side=3))
     crossing = {"komi": 8.0}
 
