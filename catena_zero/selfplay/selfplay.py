@@ -104,24 +104,30 @@ class SelfPlay:
         records = PositionRecords(engine.rules.board, self.config.search_value_weight)
         finished_chunks = []
         stats = SelfPlayStats()
+        reuse = self.search_config.tree_reuse
+        tree = None  # [B] trees kept between moves when reusing
         while active.any():
             slots = np.flatnonzero(active & ~state.terminal)
             full = rng.random(slots.size) < self.config.full_search_probability  # [S]
             # One search for full and cheap games together: each network call then holds the
             # leaves of every game still searching, not two half batches.
             budget = np.where(full, self.config.full_simulations, self.config.cheap_simulations)
+            output, rows = self._search(state, slots, budget, tree, rng)
             sub_state = state.take(slots)
-            output = search(engine, sub_state, self.evaluate_fn, self.search_config, rng,
-                            simulations=budget)
             stats.evaluations += int((budget + 1).sum())
             legal = engine.legal_actions(sub_state)  # [S, A]
+            policy_target = output.policy_target[rows]  # [S, A]
             actions = np.full(batch, NO_ACTION, dtype=np.int64)
-            actions[slots] = self._select_actions(sub_state, output, legal, rng)
+            actions[slots] = self._select_actions(sub_state, output.action[rows], policy_target,
+                                                  legal, rng)
             if full.any():
                 recorded = sub_state.take(np.flatnonzero(full))
                 planes, globals_ = observe(engine, recorded)
-                records.add(planes, globals_, output.policy_target[full], legal[full],
-                            recorded.to_move, game_ids[slots[full]], output.root_value[full])
+                records.add(planes, globals_, policy_target[full], legal[full],
+                            recorded.to_move, game_ids[slots[full]],
+                            output.root_value[rows][full])
+            if reuse:
+                tree = output.reroot(actions)  # the full batch was searched: rows are slots
             engine.step(state, actions)
             stats.moves += slots.size
             done = np.flatnonzero(active & state.terminal)
@@ -135,6 +141,8 @@ class SelfPlay:
                     state.put(restart, fresh)
                     game_ids[restart] = np.arange(started, started + restart.size)
                     started += restart.size
+                    if tree is not None:
+                        tree.num_nodes[restart] = 0  # a new game: its old tree is dropped
                 active[done[still_to_start:] if still_to_start > 0 else done] = False
         samples = to_samples(finalise_records(finished_chunks, engine.rules.board))
         if self.config.augment_symmetries:
@@ -144,16 +152,34 @@ class SelfPlay:
         stats.positions = int(sum(chunk["positions"] for chunk in finished_chunks))
         return samples, stats
 
-    def _select_actions(self, state: GameState, output, legal: np.ndarray,
-                        rng: np.random.Generator) -> np.ndarray:
-        """The search's action, or a sample of its policy target at the scheduled temperature
-        (`legal` [S, A]: the legal mask of `state`)."""
-        actions = np.asarray(output.action).astype(np.int64)  # [n]
+    def _search(self, state: GameState, slots: np.ndarray, budget: np.ndarray, tree,
+                rng: np.random.Generator):
+        """Search the games in `slots` [S] with `budget` [S] simulations each.
+
+        Returns (SearchOutput, rows [S]: the output's row of each slot's game). With tree reuse
+        the whole batch is searched, so a tree keeps its slot's row from move to move; the
+        other slots hold finished games, which the search skips.
+        """
+        if not self.search_config.tree_reuse:
+            output = search(self.engine, state.take(slots), self.evaluate_fn,
+                            self.search_config, rng, simulations=budget)
+            return output, np.arange(slots.size)
+        batch_budget = np.zeros(int(state.to_move.shape[0]), dtype=np.int64)  # [B]
+        batch_budget[slots] = budget
+        output = search(self.engine, state, self.evaluate_fn, self.search_config, rng,
+                        tree=tree, simulations=batch_budget)
+        return output, slots
+
+    def _select_actions(self, state: GameState, action: np.ndarray, policy_target: np.ndarray,
+                        legal: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The search's `action` [S], or a sample of its `policy_target` [S, A] at the
+        scheduled temperature (`legal` [S, A]: the legal mask of `state`)."""
+        actions = np.asarray(action).astype(np.int64)  # [S]
         temperature = np.asarray(self.config.temperature(state.move_number), dtype=np.float64)
         sample = temperature > 1e-3
         if not sample.any():
             return actions
-        policy = np.asarray(output.policy_target, dtype=np.float64)[sample]  # [m, A]
+        policy = np.asarray(policy_target, dtype=np.float64)[sample]  # [m, A]
         legal = legal[sample]  # [m, A]
         policy = np.where(legal, np.maximum(policy, 0.0), 0.0)
         # p ** (1 / T) computed in log space so tiny probabilities do not underflow to NaN.

@@ -19,11 +19,12 @@ from catena_zero.selfplay.selfplay import SelfPlay
 torch.set_num_threads(1)
 
 
-def _selfplay(engine, evaluate_fn, **overrides) -> SelfPlay:
+def _selfplay(engine, evaluate_fn, tree_reuse: bool = False, **overrides) -> SelfPlay:
     config = SelfPlayConfig(**({"games_in_batch": 4, "full_simulations": 4,
                                 "cheap_simulations": 2, "augment_symmetries": False}
                                | overrides))
-    return SelfPlay(engine, evaluate_fn, SearchConfig(max_considered_actions=4), config)
+    search_config = SearchConfig(max_considered_actions=4, tree_reuse=tree_reuse)
+    return SelfPlay(engine, evaluate_fn, search_config, config)
 
 
 def test_plays_exactly_the_requested_games_with_a_full_batch() -> None:
@@ -96,3 +97,51 @@ def test_bad_game_count() -> None:
     engine = Engine(Rules(side=3))
     with pytest.raises(ValueError, match="num_games"):
         _selfplay(engine, UniformEvaluator(8)).play_games(0, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("game_type", ["komi", "double"])
+def test_tree_reuse_carries_each_game_tree_to_its_next_move(monkeypatch, game_type) -> None:
+    """With mcts.tree_reuse every search but a game's first starts from the subtree of the
+    move played; a restarted slot starts afresh (the search refuses a tree rooted elsewhere,
+    so a stale tree would raise)."""
+    import catena_zero.selfplay.selfplay as selfplay_module
+
+    reused_rows, searched_rows, extra_visits = [], [], []
+    real_search = selfplay_module.search
+
+    def spy(engine, states, evaluate_fn, config, rng, tree=None, *, simulations=None):
+        searched = int((simulations > 0).sum())
+        reused = 0 if tree is None else int(((tree.num_nodes > 0) & (simulations > 0)).sum())
+        output = real_search(engine, states, evaluate_fn, config, rng, tree=tree,
+                             simulations=simulations)
+        searched_rows.append(searched)
+        reused_rows.append(reused)
+        extra_visits.append(int((output.visit_counts.sum(axis=1) > simulations).sum()))
+        return output
+
+    monkeypatch.setattr(selfplay_module, "search", spy)
+    engine = Engine(Rules(side=3, game_type=game_type))
+    evaluator = UniformEvaluator(engine.rules.board.num_actions)
+    selfplay = _selfplay(engine, evaluator, tree_reuse=True, full_simulations=16,
+                         cheap_simulations=8)
+    samples, stats = selfplay.play_games(9, np.random.default_rng(5))
+    assert stats.games == 9 and len(samples) == stats.positions > 0
+    assert stats.moves == sum(stats.game_lengths) == sum(searched_rows)
+    np.testing.assert_allclose(samples.policy_target.sum(axis=1), 1.0, atol=1e-4)
+    assert not (samples.policy_target * ~samples.legal_mask).any()
+    # Many moves start from a reused subtree (not all: a move sampled at temperature may be
+    # one the search never visited), most of which carry root visits beyond the budget (a
+    # subtree that is a bare leaf has none yet).
+    assert sum(reused_rows) > stats.moves // 3
+    assert sum(reused_rows) // 2 < sum(extra_visits) <= sum(reused_rows)
+    # Only the first move of each game is searched from scratch (or after a dropped subtree).
+    assert sum(searched_rows) - sum(reused_rows) >= stats.games
+
+
+def test_tree_reuse_same_seed_same_games() -> None:
+    engine = Engine(Rules(side=3))
+    evaluator = UniformEvaluator(engine.rules.board.num_actions)
+    runs = [_selfplay(engine, evaluator, tree_reuse=True).play_games(6, np.random.default_rng(7))
+            for _ in range(2)]
+    assert runs[0][0].equals(runs[1][0])
+    assert runs[0][1].game_lengths == runs[1][1].game_lengths
