@@ -27,6 +27,8 @@ class NetworkConfig:
     normalisation: str = "batch"  # "batch" (masked batch norm over on-board cells) or "none"
     score_scale: float = 10.0  # score head outputs raw * score_scale margin points
     stem_kernel: int = 3  # stem conv kernel: 3 (one hex ring) or 5 (two hex rings)
+    score_belief_bins: int = 0  # bins of the final-margin distribution head (KataGo); 0 = none
+    score_belief_range: float = 40.0  # the bins' centres span [-range, range] margin points
 
     def __post_init__(self) -> None:
         self.validate()
@@ -57,8 +59,20 @@ class NetworkConfig:
             )
         if not self.score_scale > 0:
             raise ValueError(f"NetworkConfig.score_scale must be > 0, got {self.score_scale!r}")
+        bins = self.score_belief_bins
+        if not isinstance(bins, int) or isinstance(bins, bool) or bins < 0 or bins == 1:
+            raise ValueError("NetworkConfig.score_belief_bins must be 0 (no head) or an int >= 2,"
+                             f" got {self.score_belief_bins!r}")
+        if not self.score_belief_range > 0:
+            raise ValueError(
+                f"NetworkConfig.score_belief_range must be > 0, got {self.score_belief_range!r}")
         if self.stem_kernel not in (3, 5):
             raise ValueError(f"NetworkConfig.stem_kernel must be 3 or 5, got {self.stem_kernel!r}")
+
+    def score_belief_centres(self) -> list[float]:
+        """Margin points at the centres of the score-belief bins (empty without the head)."""
+        bins, span = self.score_belief_bins, self.score_belief_range
+        return [-span + 2.0 * span * index / (bins - 1) for index in range(bins)] if bins else []
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -51,6 +51,7 @@ class NetOutput:
     score: Any  # [B] expected final margin in points, side to move's view
     ownership: Any  # [B, C] in [-1, 1]: +1 the side to move owns the cell at the end
     ownership_logit: Any = None  # [B, C] pre-tanh ownership (for the loss); None from inference
+    score_belief_logits: Any = None  # [B, K] final-margin bins (for the loss); None if no head
 
     @property
     def value(self) -> Any:
@@ -314,6 +315,10 @@ class PolicyValueNet(nn.Module):
         self.value_out = nn.Linear(config.value_hidden, 3)
         self.score_out = nn.Linear(config.value_hidden, 1)
         self.ownership_out = nn.Conv2d(value_channels, 1, 1)
+        # KataGo's score belief: a distribution over the final margin, an auxiliary target
+        # that tells the trunk how far a game is from being won at every komi, not just this one.
+        self.score_belief_out = (nn.Linear(config.value_hidden, config.score_belief_bins)
+                                 if config.score_belief_bins else None)
 
     @property
     def init_args(self) -> dict[str, Any]:
@@ -350,9 +355,10 @@ class PolicyValueNet(nn.Module):
 
     def forward_tuple(
         self, planes: torch.Tensor, globals_: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    ) -> tuple[torch.Tensor, ...]:
         """(policy_logits [B, A], value_logits [B, 3], score [B], ownership [B, C],
-        ownership_logit [B, C]) from planes [B, P, H, W] and globals [B, G]."""
+        ownership_logit [B, C], score_belief_logits [B, K] or None) from planes [B, P, H, W]
+        and globals [B, G]."""
         self._check_inputs(planes, globals_)
         # Input planes are append-only: a net trained on an older, shorter observation reads
         # its first num_planes planes and ignores the ones added since.
@@ -385,7 +391,10 @@ class PolicyValueNet(nn.Module):
         score = self.score_out(hidden).squeeze(1) * self.config.score_scale
         ownership_logit = self.ownership_out(value_features).reshape(batch, -1)
         ownership_logit = ownership_logit[:, self.cell_grid_index]
-        return policy_logits, value_logits, score, torch.tanh(ownership_logit), ownership_logit
+        score_belief_logits = (None if self.score_belief_out is None
+                               else self.score_belief_out(hidden))
+        return (policy_logits, value_logits, score, torch.tanh(ownership_logit), ownership_logit,
+                score_belief_logits)
 
     def forward(self, planes: torch.Tensor, globals_: torch.Tensor) -> NetOutput:
         """planes [B, P, H, W] float, globals [B, G] float -> NetOutput (see its fields)."""

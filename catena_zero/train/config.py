@@ -34,6 +34,8 @@ class TrainConfig:
     value_weight: float = 1.0  # weight of the win/draw/loss cross-entropy
     score_weight: float = 0.05  # weight of the score-margin Huber loss
     ownership_weight: float = 0.1  # weight of the ownership loss (mean over cells)
+    score_belief_weight: float = 0.0  # weight of the final-margin distribution loss (needs
+    #   network.score_belief_bins > 0)
     score_loss_scale: float = 10.0  # margin points that make one unit of the Huber loss
     score_huber_delta: float = 1.0  # Huber delta in scaled units (quadratic inside, linear out)
     grad_clip_norm: float = 5.0  # clip the global gradient norm to this (0 = off)
@@ -54,7 +56,7 @@ class TrainConfig:
                 raise ValueError(f"TrainConfig.{name} must be a finite number > 0, got {value!r}")
         non_negative = (
             "weight_decay", "policy_weight", "value_weight", "score_weight",
-            "ownership_weight", "grad_clip_norm",
+            "ownership_weight", "score_belief_weight", "grad_clip_norm",
         )
         for name in non_negative:
             value = getattr(self, name)

@@ -41,6 +41,7 @@ class LossWeights:
     ownership: float = 0.1
     score_scale: float = 10.0  # margin points per Huber unit
     huber_delta: float = 1.0  # Huber delta in scaled units
+    score_belief: float = 0.0  # score-belief cross-entropy (needs the net's score-belief head)
 
 
 @dataclass
@@ -50,6 +51,7 @@ class Losses:
     value: torch.Tensor  # scalar win/draw/loss cross-entropy (nats)
     score: torch.Tensor  # scalar Huber on scaled margins
     ownership: torch.Tensor  # scalar binary cross-entropy per cell (nats)
+    score_belief: torch.Tensor  # scalar final-margin distribution cross-entropy (nats); 0 if off
 
 
 def _weighted_mean(per_sample: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
@@ -88,8 +90,35 @@ def ownership_loss(ownership_logit: torch.Tensor, target: torch.Tensor) -> torch
     return cross_entropy.mean(dim=1)
 
 
-def compute_losses(output: NetOutput, targets: TargetBatch, weights: LossWeights) -> Losses:
-    """All losses, weighted by the sample weights and combined with `weights`."""
+def two_hot(margin: torch.Tensor, centres: torch.Tensor) -> torch.Tensor:
+    """[B] margins -> [B, K] distributions on the evenly spaced bin `centres` [K]: the weight
+    splits between the two centres around the margin so that the mean is the margin (MuZero's
+    categorical targets); margins beyond the ends go to the end bins."""
+    bins = centres.shape[0]
+    low, high = centres[0], centres[-1]
+    position = (margin.float().clamp(low, high) - low) / (high - low) * (bins - 1)  # [B]
+    lower = position.floor().clamp(max=bins - 2)
+    upper_weight = position - lower  # [B] in [0, 1]
+    target = torch.zeros(margin.shape[0], bins, device=margin.device)
+    lower = lower.long()
+    target.scatter_(1, lower[:, None], (1.0 - upper_weight)[:, None])
+    target.scatter_add_(1, (lower + 1)[:, None], upper_weight[:, None])
+    return target
+
+
+def score_belief_loss(logits: torch.Tensor, margin: torch.Tensor,
+                      centres: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy [B] of the two-hot final margin [B] against bin logits [B, K]."""
+    return -(two_hot(margin, centres) * F.log_softmax(logits.float(), dim=1)).sum(dim=1)
+
+
+def compute_losses(output: NetOutput, targets: TargetBatch, weights: LossWeights,
+                   score_belief_centres: torch.Tensor | None = None) -> Losses:
+    """All losses, weighted by the sample weights and combined with `weights`.
+
+    `score_belief_centres` [K]: the margin at each score-belief bin; needed (with the head's
+    `NetOutput.score_belief_logits`) when `weights.score_belief` > 0.
+    """
     if output.ownership_logit is None:
         raise ValueError("compute_losses needs NetOutput.ownership_logit (from net.forward)")
     policy = _weighted_mean(
@@ -109,4 +138,15 @@ def compute_losses(output: NetOutput, targets: TargetBatch, weights: LossWeights
         + weights.score * score
         + weights.ownership * ownership
     )
-    return Losses(total=total, policy=policy, value=value, score=score, ownership=ownership)
+    score_belief = torch.zeros((), device=total.device)
+    if weights.score_belief > 0:
+        if output.score_belief_logits is None or score_belief_centres is None:
+            raise ValueError("a score_belief loss weight > 0 needs a net with a score-belief "
+                             "head (network.score_belief_bins > 0) and its bin centres")
+        score_belief = _weighted_mean(
+            score_belief_loss(output.score_belief_logits, targets.score, score_belief_centres),
+            targets.weight,
+        )
+        total = total + weights.score_belief * score_belief
+    return Losses(total=total, policy=policy, value=value, score=score, ownership=ownership,
+                  score_belief=score_belief)

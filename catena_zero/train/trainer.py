@@ -41,6 +41,7 @@ class TrainMetrics:
     loss_value: float  # win/draw/loss cross-entropy (nats)
     loss_score: float  # Huber on scaled margins
     loss_ownership: float  # ownership cross-entropy per cell (nats)
+    loss_score_belief: float  # final-margin distribution cross-entropy (nats; 0 when off)
     grad_norm: float  # global gradient norm before clipping
 
     def as_dict(self) -> dict[str, float]:
@@ -106,7 +107,15 @@ class Trainer:
             ownership=config.ownership_weight,
             score_scale=config.score_loss_scale,
             huber_delta=config.score_huber_delta,
+            score_belief=config.score_belief_weight,
         )
+        net_config = getattr(net, "config", None)
+        centres = net_config.score_belief_centres() if net_config is not None else []
+        if config.score_belief_weight > 0 and not centres:
+            raise ValueError("train.score_belief_weight > 0 needs a score-belief head: set "
+                             "network.score_belief_bins (e.g. 81)")
+        self.score_belief_centres = (torch.tensor(centres, device=self.device)
+                                     if centres else None)
         use_autocast = (
             config.mixed_precision
             and self.device.type == "cuda"
@@ -160,7 +169,7 @@ class Trainer:
                 output = self.net(planes, globals_)
         else:
             output = self.net(planes, globals_)
-        losses = compute_losses(output, targets, self.loss_weights)
+        losses = compute_losses(output, targets, self.loss_weights, self.score_belief_centres)
         if not torch.isfinite(losses.total):
             raise FloatingPointError(
                 f"non-finite training loss {losses.total.item()} at step {self.step}"
@@ -180,6 +189,7 @@ class Trainer:
             "value": losses.value.detach(),
             "score": losses.score.detach(),
             "ownership": losses.ownership.detach(),
+            "score_belief": losses.score_belief.detach(),
             "grad_norm": grad_norm.detach(),
         }
 
@@ -212,6 +222,7 @@ class Trainer:
             loss_value=means.get("value", float("nan")),
             loss_score=means.get("score", float("nan")),
             loss_ownership=means.get("ownership", float("nan")),
+            loss_score_belief=means.get("score_belief", float("nan")),
             grad_norm=means.get("grad_norm", float("nan")),
         )
 
