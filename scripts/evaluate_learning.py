@@ -144,6 +144,43 @@ def selfplay_fair_komi(rules: Rules, evaluator, search: SearchConfig, games_per_
                 table.komi.tolist(), np.round(table.black_score, 4).tolist(), strict=True))}
 
 
+def add_komi_arguments(parser: argparse.ArgumentParser) -> None:
+    """--komi-from and --komi-games (--komi comes with the checkpoint arguments)."""
+    parser.add_argument("--komi-from", choices=("selfplay", "network"), default="selfplay",
+                        help="measure the net's fair komi by its self-play balance or by its "
+                             "raw empty-board value (see the module doc); --komi overrides")
+    parser.add_argument("--komi-games", type=int, default=64,
+                        help="self-play games per komi value for --komi-from selfplay")
+
+
+def check_komi_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    if args.komi_games < 1:
+        parser.error(f"--komi-games must be >= 1, got {args.komi_games}")
+
+
+def komi_to_play(rules: Rules, evaluator, search: SearchConfig, args: argparse.Namespace,
+                 fair_komi: float, komi: int):
+    """(komi, self-play sweep report or None, where the komi came from, a line saying so).
+
+    `komi` is --komi or the network estimate's; with --komi-from selfplay (and no --komi) a
+    self-play sweep with `search` replaces it. A game type without komi has one komi to
+    play: no sweep, whatever --komi-from says."""
+    selfplay = None
+    low, high = rules.komi_range
+    if low < high and args.komi is None and args.komi_from == "selfplay":
+        start = time.perf_counter()
+        selfplay = selfplay_fair_komi(rules, evaluator, search, args.komi_games, args.seed)
+        selfplay["seconds"] = time.perf_counter() - start
+        komi = rules.nearest_komi(selfplay["fair_komi"])
+    source = "--komi" if args.komi is not None else (
+        "selfplay" if selfplay is not None else "network")
+    measured = "" if selfplay is None else (
+        f", self-play {selfplay['fair_komi']:.2f} [{selfplay['low']:.2f}, "
+        f"{selfplay['high']:.2f}] ({selfplay['seconds']:.0f} s)")
+    text = f"fair komi: network {fair_komi:.2f}{measured} -> komi {komi} ({source})"
+    return komi, selfplay, source, text
+
+
 def match_summary(result) -> dict:
     return {
         "opponent": result.name_b,
@@ -166,11 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gumbel-scale", type=float, default=0.0,
                         help="Gumbel root noise of the net's search (0 = deterministic)")
     parser.add_argument("--uct-playouts", type=int, default=200, help="UCT playouts per move")
-    parser.add_argument("--komi-from", choices=("selfplay", "network"), default="selfplay",
-                        help="measure the net's fair komi by its self-play balance or by its "
-                             "raw empty-board value (see the module doc); --komi overrides")
-    parser.add_argument("--komi-games", type=int, default=64,
-                        help="self-play games per komi value for --komi-from selfplay")
+    add_komi_arguments(parser)
     parser.add_argument("--opening-plies", type=int, default=0,
                         help="random opening plies shared by each colour-swapped pair")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
@@ -189,8 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     path = checkpoint_path(parser, args)
-    if args.komi_games < 1:
-        parser.error(f"--komi-games must be >= 1, got {args.komi_games}")
+    check_komi_arguments(parser, args)
     checkpoint, rules, engine, evaluator, fair_komi, komi = load_net_at_komi(
         path, args.komi, args.weights, args.precision)
     search = search_config_of(checkpoint, args.simulations, args.gumbel_scale)
@@ -198,24 +230,12 @@ def main(argv: list[str] | None = None) -> int:
         search = dataclasses.replace(search, **parse_overrides(args.search, search))
     except (TypeError, ValueError) as error:
         parser.error(f"--search: {error}")
-    selfplay = None
-    low, high = rules.komi_range
-    if low < high and args.komi is None and args.komi_from == "selfplay":
-        start = time.perf_counter()
-        selfplay = selfplay_fair_komi(rules, evaluator, search, args.komi_games, args.seed)
-        selfplay["seconds"] = time.perf_counter() - start
-        komi = rules.nearest_komi(selfplay["fair_komi"])
-    # A game type without komi has one komi to play: no sweep, whatever --komi-from says.
-    komi_source = "--komi" if args.komi is not None else (
-        "selfplay" if selfplay is not None else "network")
+    komi, selfplay, komi_source, komi_text = komi_to_play(rules, evaluator, search, args,
+                                                          fair_komi, komi)
     agent = SearchAgent(evaluator, search, name=f"net-{search.algorithm}{args.simulations}")
-    measured = "" if selfplay is None else (
-        f", self-play {selfplay['fair_komi']:.2f} [{selfplay['low']:.2f}, "
-        f"{selfplay['high']:.2f}] ({selfplay['seconds']:.0f} s)")
     print(f"checkpoint {path} (iteration {checkpoint.counters.iteration}, step "
           f"{checkpoint.counters.step}, games {checkpoint.counters.games}); rules "
-          f"{checkpoint.rules}; fair komi: network {fair_komi:.2f}{measured} -> komi {komi} "
-          f"({komi_source})", flush=True)
+          f"{checkpoint.rules}; {komi_text}", flush=True)
     report = {"checkpoint": str(path), "counters": checkpoint.counters.to_dict(),
               "rules": checkpoint.rules, "fair_komi_estimate": fair_komi,
               "selfplay_fair_komi": selfplay, "komi_from": komi_source, "komi": komi,

@@ -1,7 +1,9 @@
 """Where a net's search loses: its root value at each of its moves against a baseline.
 
 Plays --games games with the net as Black and as many as White, all from the empty board at
-one komi (default: the komi the net considers fair), against uct:N or random. At every move
+one komi (default: the komi where the net's own self-play is even, measured by a sweep as
+in evaluate_learning.py; --komi-from network reads the empty board's value instead),
+against uct:N or random. At every move
 of the net it keeps the search's root value (the net's own view, in [-1, 1]). Prints the
 wins per colour, the mean root value at each of the net's moves in won and in lost games,
 and for lost games the net's last move that still expected a win (value > 0): a late last
@@ -27,7 +29,10 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 from evaluate_learning import (  # noqa: E402  (a sibling script)
     add_checkpoint_arguments,
+    add_komi_arguments,
+    check_komi_arguments,
     checkpoint_path,
+    komi_to_play,
     load_net_at_komi,
     search_config_of,
 )
@@ -94,21 +99,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--simulations", type=int, default=32, help="net search simulations")
     parser.add_argument("--opponent", default="uct", choices=["uct", "random"])
     parser.add_argument("--uct-playouts", type=int, default=200, help="UCT playouts per move")
+    add_komi_arguments(parser)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", default="", help="also write the JSON here")
     args = parser.parse_args(argv)
     if args.games < 1:
         parser.error(f"--games must be >= 1, got {args.games}")
+    check_komi_arguments(parser, args)
     torch.set_num_threads(1)
     path = checkpoint_path(parser, args)
-    checkpoint, _, engine, evaluator, fair_komi, komi = load_net_at_komi(path, args.komi)
-    agent = SearchAgent(evaluator, search_config_of(checkpoint, args.simulations, 0.0))
+    checkpoint, rules, engine, evaluator, fair_komi, komi = load_net_at_komi(path, args.komi)
+    search = search_config_of(checkpoint, args.simulations, 0.0)
+    komi, selfplay, komi_source, komi_text = komi_to_play(rules, evaluator, search, args,
+                                                          fair_komi, komi)
+    agent = SearchAgent(evaluator, search)
     opponent = UCTAgent(args.uct_playouts) if args.opponent == "uct" else RandomAgent()
     rng = np.random.default_rng(args.seed)
     report = {"checkpoint": str(path), "komi": komi, "fair_komi_estimate": fair_komi,
+              "selfplay_fair_komi": selfplay, "komi_from": komi_source,
               "simulations": args.simulations, "opponent": opponent.name}
-    print(f"checkpoint {path}; fair komi estimate {fair_komi:.2f}; komi {komi}; "
-          f"{args.simulations} simulations against {opponent.name}")
+    print(f"checkpoint {path}; {komi_text}; {args.simulations} simulations against "
+          f"{opponent.name}")
     for name, colour in (("black", BLACK), ("white", WHITE)):
         won, values = trace_games(engine, agent, opponent, colour, args.games, komi, rng)
         summary = summarise(won, values) | {"trajectories": values}

@@ -103,3 +103,18 @@ def test_a_game_without_komi_plays_its_one_komi_without_a_sweep(tmp_path: Path) 
     report = json.loads(out.read_text())
     assert report["selfplay_fair_komi"] is None
     assert (report["komi"], report["komi_from"]) == (0, "network")
+
+
+def test_value_trajectories_plays_at_the_self_play_komi_too(tiny_run: Path, tmp_path: Path,
+                                                          capsys) -> None:
+    out = tmp_path / "trajectories.json"
+    assert load_script("value_trajectories").main([
+        "--run-dir", str(tiny_run), "--games", "1", "--opponent", "random",
+        "--komi-games", "2", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["komi_from"] == "selfplay"
+    assert report["komi"] == min(max(round(report["selfplay_fair_komi"]["fair_komi"]), 0), 15)
+    assert "self-play" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        load_script("value_trajectories").main(["--run-dir", str(tiny_run), "--komi-games", "0"])
+    assert "--komi-games must be >= 1" in capsys.readouterr().err
