@@ -45,15 +45,18 @@ GROUPS = ("board", "rules", "network", "mcts", "selfplay", "train", "runtime", "
 def build_config(config: DictConfig) -> TrainLoopConfig:
     """The typed TrainLoopConfig of a composed `train` config (ConfigError names bad keys)."""
     top = {key: config[key] for key in config if key not in GROUPS}
-    return TrainLoopConfig(
+    groups = dict(
         rules=rules_from_config(config),
         network=to_dataclass(NetworkConfig, config.network, "network"),
         search=to_dataclass(SearchConfig, config.mcts, "mcts"),
         selfplay=to_dataclass(SelfPlayConfig, config.selfplay, "selfplay"),
         train=to_dataclass(TrainConfig, config.train, "train"),
         loop=to_dataclass(LoopConfig, top),
-        resolved_config=to_container(config),
     )
+    try:  # settings of two groups that do not fit together
+        return TrainLoopConfig(**groups, resolved_config=to_container(config))
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
 
 
 def main(overrides: list[str]) -> int:

@@ -64,3 +64,8 @@ class TrainLoopConfig:
     train: TrainConfig
     loop: LoopConfig = field(default_factory=LoopConfig)
     resolved_config: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.train.score_belief_weight > 0 and not self.network.score_belief_bins:
+            raise ValueError("train.score_belief_weight > 0 needs a score-belief head: set "
+                             "network.score_belief_bins (e.g. 81)")

@@ -148,6 +148,19 @@ def test_invalid_value_names_the_key() -> None:
         rules_from_config(compose("train", ["rules.game_type=nonsense"]))
 
 
+def test_settings_of_two_groups_that_do_not_fit_are_named(tmp_path) -> None:
+    from catena_zero.cli.train import build_config, main
+
+    overrides = ["preset=tiny", "train.score_belief_weight=0.5", f"run_dir={tmp_path}/run"]
+    with pytest.raises(ConfigError, match=r"network\.score_belief_bins"):
+        build_config(compose("train", overrides))
+    with pytest.raises(ConfigError, match="score_belief"):
+        main(overrides)
+    assert not (tmp_path / "run").exists()  # refused before anything is written
+    config = build_config(compose("train", overrides + ["network.score_belief_bins=9"]))
+    assert config.network.score_belief_bins == 9
+
+
 def test_unknown_key_in_a_node_is_named() -> None:
     with pytest.raises(ConfigError, match=r"selfplay\.extra"):
         to_dataclass(SelfPlayConfig, {"extra": 1}, "selfplay")
