@@ -112,8 +112,8 @@ class SelfPlay:
             # One search for full and cheap games together: each network call then holds the
             # leaves of every game still searching, not two half batches.
             budget = np.where(full, self.config.full_simulations, self.config.cheap_simulations)
-            output, rows = self._search(state, slots, budget, tree, rng)
             sub_state = state.take(slots)
+            output, rows = self._search(state, sub_state, slots, budget, tree, rng)
             stats.evaluations += int((budget + 1).sum())
             legal = engine.legal_actions(sub_state)  # [S, A]
             policy_target = output.policy_target[rows]  # [S, A]
@@ -152,17 +152,18 @@ class SelfPlay:
         stats.positions = int(sum(chunk["positions"] for chunk in finished_chunks))
         return samples, stats
 
-    def _search(self, state: GameState, slots: np.ndarray, budget: np.ndarray, tree,
-                rng: np.random.Generator):
-        """Search the games in `slots` [S] with `budget` [S] simulations each.
+    def _search(self, state: GameState, sub_state: GameState, slots: np.ndarray,
+                budget: np.ndarray, tree, rng: np.random.Generator):
+        """Search the games in `slots` [S] (`sub_state`: their states) with `budget` [S]
+        simulations each.
 
         Returns (SearchOutput, rows [S]: the output's row of each slot's game). With tree reuse
         the whole batch is searched, so a tree keeps its slot's row from move to move; the
         other slots hold finished games, which the search skips.
         """
         if not self.search_config.tree_reuse:
-            output = search(self.engine, state.take(slots), self.evaluate_fn,
-                            self.search_config, rng, simulations=budget)
+            output = search(self.engine, sub_state, self.evaluate_fn, self.search_config, rng,
+                            simulations=budget)
             return output, np.arange(slots.size)
         batch_budget = np.zeros(int(state.to_move.shape[0]), dtype=np.int64)  # [B]
         batch_budget[slots] = budget
