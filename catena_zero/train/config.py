@@ -120,3 +120,11 @@ def learning_rate_at(step: int, config: TrainConfig) -> float:
     progress = min(max(step - config.warmup_steps, 0) / span, 1.0)
     floor = config.min_lr_fraction
     return peak * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def require_score_belief_head(config: TrainConfig, score_belief_bins: int) -> None:
+    """ValueError when `config` trains a score belief and the net has no head for it (0 bins).
+    The Trainer checks its net; `catena-zero train` checks the config before any disk work."""
+    if config.score_belief_weight > 0 and not score_belief_bins:
+        raise ValueError("train.score_belief_weight > 0 needs a score-belief head: set "
+                         "network.score_belief_bins (e.g. 81)")

@@ -9,7 +9,7 @@ from catena_zero.network.config import NetworkConfig
 from catena_zero.network.device import INFERENCE_PRECISIONS
 from catena_zero.rules import Rules
 from catena_zero.selfplay.config import SelfPlayConfig
-from catena_zero.train.config import TrainConfig
+from catena_zero.train.config import TrainConfig, require_score_belief_head
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,4 @@ class TrainLoopConfig:
     resolved_config: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.train.score_belief_weight > 0 and not self.network.score_belief_bins:
-            raise ValueError("train.score_belief_weight > 0 needs a score-belief head: set "
-                             "network.score_belief_bins (e.g. 81)")
+        require_score_belief_head(self.train, self.network.score_belief_bins)

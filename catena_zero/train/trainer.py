@@ -23,7 +23,7 @@ from torch import nn
 
 from catena_zero.data.samples import Samples
 from catena_zero.network.device import resolve_device
-from catena_zero.train.config import TrainConfig, learning_rate_at
+from catena_zero.train.config import TrainConfig, learning_rate_at, require_score_belief_head
 from catena_zero.train.losses import LossWeights, TargetBatch, compute_losses
 
 
@@ -111,9 +111,7 @@ class Trainer:
         )
         net_config = getattr(net, "config", None)
         centres = net_config.score_belief_centres() if net_config is not None else []
-        if config.score_belief_weight > 0 and not centres:
-            raise ValueError("train.score_belief_weight > 0 needs a score-belief head: set "
-                             "network.score_belief_bins (e.g. 81)")
+        require_score_belief_head(config, len(centres))
         self.score_belief_centres = (torch.tensor(centres, device=self.device)
                                      if centres else None)
         use_autocast = (
