@@ -36,6 +36,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -67,9 +68,13 @@ def stored_config(cls, checkpoint, group: str, **overrides):
 
 def search_config_of(checkpoint, simulations: int, gumbel_scale: float) -> SearchConfig:
     """The run's search settings (mcts group of its config) with `simulations` and the
-    evaluation's root noise `gumbel_scale` (0: deterministic, the usual way to evaluate)."""
+    evaluation's root noise `gumbel_scale` (0: deterministic, the usual way to evaluate).
+
+    Exact endgames are off whatever the run trained with: these scripts measure what the
+    net learned, so the solver does not play for it (`--search exact_endgame_cells=K` puts
+    it back)."""
     return stored_config(SearchConfig, checkpoint, "mcts", num_simulations=simulations,
-                         gumbel_scale=gumbel_scale)
+                         gumbel_scale=gumbel_scale, exact_endgame_cells=0)
 
 
 def parse_overrides(items: list[str], search: SearchConfig) -> dict:
@@ -87,6 +92,21 @@ def parse_overrides(items: list[str], search: SearchConfig) -> dict:
         else:
             values[key] = type(current)(text)
     return values
+
+
+def add_search_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--search", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="SearchConfig overrides of the run's search, e.g. algorithm=puct "
+                             "max_considered_actions=8 exact_endgame_cells=0")
+
+
+def overridden_search(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                      search: SearchConfig) -> SearchConfig:
+    """`search` with the --search overrides (a parser error names a bad one)."""
+    try:
+        return dataclasses.replace(search, **parse_overrides(args.search, search))
+    except (TypeError, ValueError) as error:
+        parser.error(f"--search: {error}")
 
 
 def add_checkpoint_arguments(parser: argparse.ArgumentParser) -> None:
@@ -144,6 +164,20 @@ def selfplay_fair_komi(rules: Rules, evaluator, search: SearchConfig, games_per_
                 table.komi.tolist(), np.round(table.black_score, 4).tolist(), strict=True))}
 
 
+def add_opponent_arguments(parser: argparse.ArgumentParser) -> None:
+    """--simulations, --search, --opponent and --uct-playouts: one net search against one
+    baseline (for `net_at_komi`)."""
+    parser.add_argument("--simulations", type=int, default=32, help="net search simulations")
+    add_search_argument(parser)
+    parser.add_argument("--opponent", default="uct", choices=["uct", "random"])
+    parser.add_argument("--uct-playouts", type=int, default=200, help="UCT playouts per move")
+
+
+def opponent_of(args: argparse.Namespace):
+    """The baseline agent that add_opponent_arguments' options name."""
+    return UCTAgent(args.uct_playouts) if args.opponent == "uct" else RandomAgent()
+
+
 def add_komi_arguments(parser: argparse.ArgumentParser) -> None:
     """--komi-from and --komi-games (--komi comes with the checkpoint arguments)."""
     parser.add_argument("--komi-from", choices=("selfplay", "network"), default="selfplay",
@@ -181,6 +215,36 @@ def komi_to_play(rules: Rules, evaluator, search: SearchConfig, args: argparse.N
     return komi, selfplay, source, text
 
 
+class NetAtKomi(NamedTuple):
+    """A checkpoint's net, its deterministic search and the komi to play it at."""
+
+    path: Path
+    checkpoint: object
+    rules: Rules
+    engine: Engine
+    evaluator: NetworkEvaluator
+    search: SearchConfig
+    fair_komi: float  # the network estimate
+    komi: int
+    selfplay: dict | None  # the self-play sweep's report, when one ran
+    komi_source: str
+    komi_text: str  # the line saying where the komi came from
+
+
+def net_at_komi(parser: argparse.ArgumentParser, args: argparse.Namespace) -> NetAtKomi:
+    """The net of the checkpoint arguments (one torch thread), its search with --simulations,
+    a deterministic root and the --search overrides, at the komi of the komi arguments
+    (`komi_to_play`)."""
+    check_komi_arguments(parser, args)
+    torch.set_num_threads(1)
+    path = checkpoint_path(parser, args)
+    checkpoint, rules, engine, evaluator, fair_komi, komi = load_net_at_komi(path, args.komi)
+    search = overridden_search(parser, args, search_config_of(checkpoint, args.simulations, 0.0))
+    komi, selfplay, source, text = komi_to_play(rules, evaluator, search, args, fair_komi, komi)
+    return NetAtKomi(path, checkpoint, rules, engine, evaluator, search, fair_komi, komi,
+                     selfplay, source, text)
+
+
 def match_summary(result) -> dict:
     return {
         "opponent": result.name_b,
@@ -213,9 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--precision", choices=INFERENCE_PRECISIONS, default="auto",
                         help="the net's inference precision (auto: bfloat16 on an AMX CPU)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--search", nargs="*", default=[], metavar="KEY=VALUE",
-                        help="SearchConfig overrides, e.g. algorithm=puct "
-                             "max_considered_actions=8")
+    add_search_argument(parser)
     parser.add_argument("--opponents", nargs="+", default=["random", "uct"],
                         choices=["random", "uct"], help="which baselines to play")
     parser.add_argument("--json", default="", help="also write the JSON here")
@@ -225,11 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     check_komi_arguments(parser, args)
     checkpoint, rules, engine, evaluator, fair_komi, komi = load_net_at_komi(
         path, args.komi, args.weights, args.precision)
-    search = search_config_of(checkpoint, args.simulations, args.gumbel_scale)
-    try:
-        search = dataclasses.replace(search, **parse_overrides(args.search, search))
-    except (TypeError, ValueError) as error:
-        parser.error(f"--search: {error}")
+    search = overridden_search(parser, args, search_config_of(checkpoint, args.simulations,
+                                                              args.gumbel_scale))
     komi, selfplay, komi_source, komi_text = komi_to_play(rules, evaluator, search, args,
                                                           fair_komi, komi)
     agent = SearchAgent(evaluator, search, name=f"net-{search.algorithm}{args.simulations}")

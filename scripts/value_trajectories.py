@@ -21,7 +21,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import torch
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -30,14 +29,12 @@ sys.path.insert(0, str(REPO / "scripts"))
 from evaluate_learning import (  # noqa: E402  (a sibling script)
     add_checkpoint_arguments,
     add_komi_arguments,
-    check_komi_arguments,
-    checkpoint_path,
-    komi_to_play,
-    load_net_at_komi,
-    search_config_of,
+    add_opponent_arguments,
+    net_at_komi,
+    opponent_of,
 )
 
-from catena_zero.arena.agents import RandomAgent, SearchAgent, UCTAgent  # noqa: E402
+from catena_zero.arena.agents import SearchAgent  # noqa: E402
 from catena_zero.data.atomic import atomic_write_text  # noqa: E402
 from catena_zero.rules import BLACK, NO_ACTION, WHITE, Engine  # noqa: E402
 
@@ -96,29 +93,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_checkpoint_arguments(parser)
     parser.add_argument("--games", type=int, default=100, help="games per colour")
-    parser.add_argument("--simulations", type=int, default=32, help="net search simulations")
-    parser.add_argument("--opponent", default="uct", choices=["uct", "random"])
-    parser.add_argument("--uct-playouts", type=int, default=200, help="UCT playouts per move")
+    add_opponent_arguments(parser)
     add_komi_arguments(parser)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", default="", help="also write the JSON here")
     args = parser.parse_args(argv)
     if args.games < 1:
         parser.error(f"--games must be >= 1, got {args.games}")
-    check_komi_arguments(parser, args)
-    torch.set_num_threads(1)
-    path = checkpoint_path(parser, args)
-    checkpoint, rules, engine, evaluator, fair_komi, komi = load_net_at_komi(path, args.komi)
-    search = search_config_of(checkpoint, args.simulations, 0.0)
-    komi, selfplay, komi_source, komi_text = komi_to_play(rules, evaluator, search, args,
-                                                          fair_komi, komi)
-    agent = SearchAgent(evaluator, search)
-    opponent = UCTAgent(args.uct_playouts) if args.opponent == "uct" else RandomAgent()
+    net = net_at_komi(parser, args)
+    agent = SearchAgent(net.evaluator, net.search)
+    opponent = opponent_of(args)
     rng = np.random.default_rng(args.seed)
-    report = {"checkpoint": str(path), "komi": komi, "fair_komi_estimate": fair_komi,
-              "selfplay_fair_komi": selfplay, "komi_from": komi_source,
+    engine, komi = net.engine, net.komi
+    report = {"checkpoint": str(net.path), "komi": komi, "fair_komi_estimate": net.fair_komi,
+              "selfplay_fair_komi": net.selfplay, "komi_from": net.komi_source,
               "simulations": args.simulations, "opponent": opponent.name}
-    print(f"checkpoint {path}; {komi_text}; {args.simulations} simulations against "
+    print(f"checkpoint {net.path}; {net.komi_text}; {args.simulations} simulations against "
           f"{opponent.name}")
     for name, colour in (("black", BLACK), ("white", WHITE)):
         won, values = trace_games(engine, agent, opponent, colour, args.games, komi, rng)

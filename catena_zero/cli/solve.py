@@ -25,7 +25,7 @@ def main(overrides: list[str]) -> int:
     rules = rules_from_config(config)
     solve_config = to_dataclass(SolveConfig, {k: config[k] for k in config if k not in GROUPS})
     from catena_zero.komi.exact import format_report, peak_rss_mb, solve_exact
-    from catena_zero.komi.solver import SolverBudgetExceeded
+    from catena_zero.mcts.solver import SolverBudgetExceeded
 
     started = time.perf_counter()
     try:

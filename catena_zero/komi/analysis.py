@@ -18,9 +18,9 @@ from catena_zero.komi.estimate import agent_fair_komi
 from catena_zero.komi.exact import load_cache, solve_exact, track_key
 from catena_zero.komi.opening import opening_sweep
 from catena_zero.komi.plots import plot_opening, plot_sweep
-from catena_zero.komi.solver import enum_value
 from catena_zero.komi.sweep import fit_table, interpolated_crossing, run_sweep
 from catena_zero.komi.tables import read_csv, write_csv
+from catena_zero.mcts.solver import enum_value
 from catena_zero.rules import Rules
 
 SUMMARY_FILE = "summary.csv"

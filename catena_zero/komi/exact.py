@@ -17,7 +17,7 @@ from pathlib import Path
 
 from catena_zero.data.atomic import atomic_write_text
 from catena_zero.komi.config import SolveConfig
-from catena_zero.komi.solver import ExactSolver, SolverTables, enum_value
+from catena_zero.mcts.solver import ExactSolver, SolverTables, enum_value
 from catena_zero.rules import Rules
 
 FORMAT_VERSION = 1

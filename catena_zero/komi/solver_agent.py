@@ -10,35 +10,35 @@ from __future__ import annotations
 
 import numpy as np
 
-from catena_zero.komi.solver import BLACK, ExactSolver, SolverTables, enum_value
-from catena_zero.rules import NO_ACTION, Engine, GameState
+from catena_zero.mcts import Evaluation
+from catena_zero.mcts.endgame import ExactEndgame
+from catena_zero.mcts.solver import BLACK, ExactSolver
+from catena_zero.rules import NO_ACTION, Engine, GameState, Rules
 
 
 class SolverAgent:
     """Arena agent (select_actions(engine, states, rng) -> int [B]) backed by ExactSolver.
 
-    Margin-optimal play is optimal for winning at every komi (the win threshold is a
-    monotone function of the margin), so one solver per komi value suffices, and for
-    standard/quadratic scoring the komi-0 solver serves every komi (the margin only shifts).
-    Positions are solved on demand and kept in the solvers' transposition tables.
+    Margin-optimal play is optimal for winning at every komi, so one solver per komi key
+    suffices (`ExactEndgame`). Positions are solved on demand and kept in the solvers'
+    transposition tables.
     """
 
     def __init__(self, name: str = "solver", max_positions: int | None = 20_000_000) -> None:
         self.name = name
         self.max_positions = max_positions
-        self._solvers: dict[tuple, ExactSolver] = {}
+        self._endgames: dict[Rules, ExactEndgame] = {}
+
+    def endgame(self, rules: Rules) -> ExactEndgame:
+        """The exact evaluator of `rules`, its tables kept for the agent's lifetime."""
+        if rules not in self._endgames:
+            self._endgames[rules] = ExactEndgame(rules, table_limit=None,
+                                                 max_positions=self.max_positions,
+                                                 symmetric_keys=True)
+        return self._endgames[rules]
 
     def solver(self, engine: Engine, komi: int) -> ExactSolver:
-        rules = engine.rules
-        scoring = enum_value(rules.scoring)
-        key_komi = komi if scoring == "longest" else 0
-        key = (rules.side, enum_value(rules.game_type), scoring, key_komi)
-        if key not in self._solvers:
-            board = rules.board
-            tables = SolverTables(board.neighbours, board.symmetries)
-            self._solvers[key] = ExactSolver(tables, rules.game_type, rules.scoring, key_komi,
-                                             self.max_positions)
-        return self._solvers[key]
+        return self.endgame(engine.rules).solver(komi)
 
     def select_actions(self, engine: Engine, states: GameState, rng: np.random.Generator
                        ) -> np.ndarray:
@@ -63,25 +63,14 @@ class SolverEvaluator:
     and the exact margin as score; uniform policy. A perfect stand-in for a network."""
 
     def __init__(self, rules, agent: SolverAgent | None = None) -> None:
-        self.engine = Engine(rules)
+        self.rules = rules
         self.agent = agent or SolverAgent()
 
-    def __call__(self, states: GameState):
-        from catena_zero.mcts import Evaluation
-
-        engine = self.engine
+    def __call__(self, states: GameState) -> Evaluation:
         value = np.zeros(states.batch_size, dtype=np.float32)
         score = np.zeros(states.batch_size, dtype=np.float32)
-        for game in np.flatnonzero(~states.terminal):
-            solver = self.agent.solver(engine, int(states.komi[game]))
-            position = solver.state_from_arrays(
-                states.stones[game], states.limited[game], states.button[game],
-                states.to_move[game], states.stones_left[game])
-            margin = solver.half_value(position) / 2
-            if enum_value(engine.rules.scoring) != "longest":
-                margin -= int(states.komi[game])  # the komi-0 solver's margin shifts by komi
-            sign = 1.0 if int(states.to_move[game]) == BLACK else -1.0
-            value[game] = np.sign(margin) * sign
-            score[game] = margin * sign
-        logits = np.zeros((states.batch_size, engine.rules.board.num_actions), dtype=np.float32)
+        live = np.flatnonzero(~states.terminal)
+        if live.size:
+            value[live], score[live] = self.agent.endgame(self.rules).mover_values(states, live)
+        logits = np.zeros((states.batch_size, self.rules.board.num_actions), dtype=np.float32)
         return Evaluation(policy_logits=logits, value=value, score=score)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 ALGORITHMS = ("gumbel", "puct", "uct")
@@ -35,6 +36,7 @@ class SearchConfig:
     score_utility_centered: bool = True  # score term relative to the root's expected margin
     tree_reuse: bool = False  # self-play keeps each game's subtree of the move played
     tree_reuse_max_nodes: int = 4096  # subtrees larger than this are dropped (bounds memory)
+    exact_endgame_cells: int = 0  # leaves with <= this many legal cells get the exact value; 0 off
 
     def __post_init__(self) -> None:
         if self.algorithm not in ALGORITHMS:
@@ -59,6 +61,10 @@ class SearchConfig:
         _require(self, "score_utility_weight", 0 <= self.score_utility_weight <= 1, "in [0, 1]")
         _require(self, "score_utility_scale", self.score_utility_scale > 0, "> 0")
         _require(self, "tree_reuse_max_nodes", self.tree_reuse_max_nodes >= 1, ">= 1")
+        _require(self, "exact_endgame_cells",
+                 isinstance(self.exact_endgame_cells, numbers.Integral)
+                 and not isinstance(self.exact_endgame_cells, bool)
+                 and self.exact_endgame_cells >= 0, "an int >= 0")
 
 
 def _require(config: SearchConfig, field_name: str, ok: bool, condition: str) -> None:

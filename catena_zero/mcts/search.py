@@ -14,6 +14,7 @@ import numpy as np
 
 from catena_zero.mcts import gumbel, puct
 from catena_zero.mcts.config import SearchConfig
+from catena_zero.mcts.endgame import exact_endgame
 from catena_zero.mcts.evaluation import EvaluateFn, Evaluation
 from catena_zero.mcts.tree import ROOT_INDEX, UNVISITED, Tree
 from catena_zero.rules import BLACK, EMPTY, NO_ACTION, GameState
@@ -281,7 +282,22 @@ class _BatchedSearch:
                     f"{(batch_size,)}; the evaluate_fn gave {shape}"
                 )
             evaluation.score = np.asarray(evaluation.score, dtype=np.float64)
+        if self.config.exact_endgame_cells > 0:
+            self._exact_endgame(states, evaluation)
         return evaluation
+
+    def _exact_endgame(self, states: GameState, evaluation: Evaluation) -> None:
+        """Replace the net's value (and score) by the exact ones where few cells are left."""
+        small = states.legal_cells.sum(axis=1) <= self.config.exact_endgame_cells  # [B]
+        rows = np.flatnonzero(small & ~states.terminal)
+        if rows.size == 0:
+            return
+        value, margin = exact_endgame(self.engine.rules).mover_values(states, rows)
+        evaluation.value = evaluation.value.copy()
+        evaluation.value[rows] = value
+        if evaluation.score is not None:
+            evaluation.score = np.array(evaluation.score, dtype=np.float64)
+            evaluation.score[rows] = margin
 
     def _utility(self, rows: np.ndarray, value: np.ndarray, score: np.ndarray | None,
                  mover: np.ndarray) -> np.ndarray:

@@ -34,6 +34,7 @@ class PlayerConfig:
     seed: int = 0  # seed of the search's random generator
     top_moves: int = 5  # moves listed by catena-analyze
     komi_refine: int = 3  # komis around the network's pick re-checked by search (0 = network only)
+    exact_endgame_cells: int = 0  # positions with <= this many legal cells solved exactly; 0 off
 
     def __post_init__(self) -> None:
         if not isinstance(self.simulations, int) or self.simulations < 1:
@@ -44,6 +45,10 @@ class PlayerConfig:
             raise ValueError(f"top_moves must be an int >= 1, got {self.top_moves!r}")
         if not isinstance(self.komi_refine, int) or self.komi_refine < 0:
             raise ValueError(f"komi_refine must be an int >= 0, got {self.komi_refine!r}")
+        cells = self.exact_endgame_cells
+        if not isinstance(cells, int) or isinstance(cells, bool) or cells < 0:
+            raise ValueError(
+                f"exact_endgame_cells must be an int >= 0, got {self.exact_endgame_cells!r}")
 
     def search_config(self, simulations: int | None = None) -> SearchConfig:
         return SearchConfig(
@@ -51,6 +56,7 @@ class PlayerConfig:
             num_simulations=int(simulations or self.simulations),
             gumbel_scale=1.0 if self.noise else 0.0,
             dirichlet_fraction=0.25 if self.noise else 0.0,
+            exact_endgame_cells=self.exact_endgame_cells,
         )
 
 

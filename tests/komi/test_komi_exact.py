@@ -60,7 +60,7 @@ def test_cache_is_reused_and_versioned(tmp_path):
 
 
 def test_budget_stops_a_solve_that_does_not_fit():
-    from catena_zero.komi.solver import SolverBudgetExceeded
+    from catena_zero.mcts.solver import SolverBudgetExceeded
 
     with pytest.raises(SolverBudgetExceeded, match="100 positions"):
         solve_exact(Rules(side=3), SolveConfig(cache_path="", max_positions=100))

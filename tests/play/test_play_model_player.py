@@ -28,6 +28,38 @@ def test_genmove_is_legal_and_repeatable(player: ModelPlayer) -> None:
     assert again == first
 
 
+def test_exact_endgames_keep_a_won_endgame(player: ModelPlayer) -> None:
+    """With exact endgames on, the player keeps every exactly won endgame it is given."""
+    from catena_zero.mcts.endgame import ExactEndgame
+
+    exact = ModelPlayer(player.library, PlayerConfig(simulations=16, exact_endgame_cells=19))
+    assert exact.config.search_config().exact_endgame_cells == 19
+    rules = Rules(side=3)
+    endgame = ExactEndgame(rules)
+    rng = np.random.default_rng(5)
+    checked = 0
+    for _ in range(12):
+        game = Game(rules, komi=3)
+        for _ in range(4):
+            game.play(game.legal_actions()[int(rng.integers(len(game.legal_actions())))])
+        if game.is_over:
+            continue
+        value, _ = endgame.mover_values(game.state, np.array([0]))
+        if value[0] <= 0:
+            continue
+        mover = game.to_move
+        game.play(exact.genmove(game))
+        if game.is_over:
+            assert game.result()[0] == mover
+        else:
+            after, _ = endgame.mover_values(game.state, np.array([0]))
+            assert (after[0] if game.to_move == mover else -after[0]) == 1.0
+        checked += 1
+    assert checked > 0
+    with pytest.raises(ValueError, match="exact_endgame_cells"):
+        PlayerConfig(exact_endgame_cells=-1)
+
+
 def test_analysis_fields(player: ModelPlayer) -> None:
     game = Game(Rules(side=3), komi=4)
     analysis = player.analyze(game, simulations=16, top=4)

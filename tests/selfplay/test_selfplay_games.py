@@ -145,3 +145,25 @@ def test_tree_reuse_same_seed_same_games() -> None:
             for _ in range(2)]
     assert runs[0][0].equals(runs[1][0])
     assert runs[0][1].game_lengths == runs[1][1].game_lengths
+
+
+def test_self_play_with_exact_endgames_plays_the_solved_result() -> None:
+    """Side 2 is small enough to solve from the empty board, so with exact endgames over
+    every cell, no noise and no temperature, each game ends in the exact result: Black wins
+    exactly when the exact margin (komi 0) beats the komi."""
+    from catena_zero.komi.exact import solver_for
+
+    rules = Rules(side=2)
+    margin = solver_for(rules).value()
+    engine = Engine(rules)
+    for komi in (int(margin) - 1, int(margin) + 1):
+        config = SelfPlayConfig(games_in_batch=4, full_simulations=16, cheap_simulations=16,
+                                full_search_probability=1.0, temperature_start=0.0,
+                                augment_symmetries=False, fixed_komi=komi)
+        search_config = SearchConfig(max_considered_actions=8, gumbel_scale=0.0,
+                                     exact_endgame_cells=7)
+        selfplay = SelfPlay(engine, UniformEvaluator(engine.rules.board.num_actions),
+                            search_config, config)
+        _, stats = selfplay.play_games(6, np.random.default_rng(komi))
+        assert stats.games == 6 and stats.draws == 0
+        assert stats.black_wins == (6 if margin > komi else 0)

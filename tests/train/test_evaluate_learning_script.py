@@ -118,3 +118,35 @@ def test_value_trajectories_plays_at_the_self_play_komi_too(tiny_run: Path, tmp_
     with pytest.raises(SystemExit):
         load_script("value_trajectories").main(["--run-dir", str(tiny_run), "--komi-games", "0"])
     assert "--komi-games must be >= 1" in capsys.readouterr().err
+
+
+def test_exact_endgames_are_off_unless_asked_for(tmp_path: Path) -> None:
+    """A run that trained with exact endgames is evaluated by its net alone by default."""
+    run_dir = tmp_path / "run"
+    train_loop(build_config(compose("train", ["preset=tiny", "mcts.exact_endgame_cells=4",
+                                              f"run_dir={run_dir}", "tensorboard=false"])))
+    script = load_script("evaluate_learning")
+    for extra, expected in (([], 0), (["--search", "exact_endgame_cells=6"], 6)):
+        out = tmp_path / f"evaluation-{expected}.json"
+        assert script.main(["--run-dir", str(run_dir), "--games", "2", "--opponents", "random",
+                            "--komi", "3", "--json", str(out), *extra]) == 0
+        assert json.loads(out.read_text())["search"]["exact_endgame_cells"] == expected
+
+
+def test_endgame_accuracy_judges_every_small_position(tiny_run: Path, tmp_path: Path,
+                                                      capsys) -> None:
+    out = tmp_path / "endgame.json"
+    assert load_script("endgame_accuracy").main([
+        "--run-dir", str(tiny_run), "--games", "4", "--opponent", "random", "--komi", "3",
+        "--max-legal", "5", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    table = report["table"]
+    assert table and all(1 <= line["legal_cells"] <= 5 for line in table)
+    assert all(0.0 <= line["value_sign_agrees"] <= 1.0 for line in table)
+    assert {line["to_move"] for line in table} <= {"net", "opponent"}
+    # One entry per game that reached a position with at most 5 legal cells.
+    assert 1 <= sum(report["transitions"].values()) <= 4
+    assert "sign agrees" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        load_script("endgame_accuracy").main(["--run-dir", str(tiny_run), "--games", "3"])
+    assert "--games must be an even number" in capsys.readouterr().err

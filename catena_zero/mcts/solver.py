@@ -153,7 +153,7 @@ class ExactSolver:
     """
 
     def __init__(self, tables: SolverTables, game_type="komi", scoring="standard",
-                 komi: int = 0, max_positions: int | None = None):
+                 komi: int = 0, max_positions: int | None = None, symmetric_keys: bool = True):
         self.tables = tables
         self.game_type = enum_value(game_type)
         self.scoring = enum_value(scoring)
@@ -167,6 +167,9 @@ class ExactSolver:
         self.double = self.game_type == "double"
         self.has_button = not self.double
         self.max_positions = max_positions
+        # Symmetric keys merge the 12 images of a position, which pays from the empty board;
+        # a late position's images rarely meet, and the canonical code is most of a node's cost.
+        self.symmetric_keys = bool(symmetric_keys)
         self.table: dict[int, tuple[int, int]] = {}
         self.nodes = 0
 
@@ -358,8 +361,12 @@ class ExactSolver:
 
     # -------------------------------------------------------------------- search
     def key(self, state: SolverState) -> int:
-        """Transposition key: canonical stones under the 12 symmetries plus turn state."""
-        code = self.tables.canonical_code(state.occupied, state.black)
+        """Transposition key: the stones (canonical under the 12 symmetries when
+        `symmetric_keys`) plus the turn state."""
+        if self.symmetric_keys:
+            code = self.tables.canonical_code(state.occupied, state.black)
+        else:
+            code = state.occupied | state.black << self.tables.num_cells
         return ((code * 3 + state.button) * 2 + state.to_move - 1) * 2 + state.stones_left - 1
 
     def search(self, state: SolverState, alpha: int, beta: int) -> int:

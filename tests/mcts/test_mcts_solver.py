@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
-from catena_zero.komi.solver import ExactSolver, SolverTables, iter_bits
+from catena_zero.mcts.solver import ExactSolver, SolverTables, iter_bits
 from catena_zero.rules import Game, Rules, get_board
 from tests.komi.komi_reference import ReferenceGame
 
