@@ -43,7 +43,8 @@ class ExactEndgame:
         self.solved = 0  # positions solved so far (for benchmarks)
 
     def solver(self, komi: int) -> ExactSolver:
-        """The solver whose margins hold at `komi` (after `margin_at`'s shift)."""
+        """The solver for `komi`: its own for longest scoring, else the shared komi-0 one
+        (whose margins `margins` shifts by the komi)."""
         key = int(komi) if self._longest else 0
         solver = self._solvers.get(key)
         if solver is None:
@@ -88,13 +89,11 @@ class ExactEndgame:
         return np.sign(margins) * sign, margins * sign
 
 
-_CACHE: dict[tuple, ExactEndgame] = {}
+_CACHE: dict[Rules, ExactEndgame] = {}
 
 
 def exact_endgame(rules: Rules) -> ExactEndgame:
     """The process's ExactEndgame for `rules` (its tables outlive one search call)."""
-    key = (rules.side, enum_value(rules.game_type), enum_value(rules.scoring))
-    endgame = _CACHE.get(key)
-    if endgame is None:
-        endgame = _CACHE[key] = ExactEndgame(rules)
-    return endgame
+    if rules not in _CACHE:
+        _CACHE[rules] = ExactEndgame(rules)
+    return _CACHE[rules]

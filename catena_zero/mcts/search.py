@@ -293,8 +293,7 @@ class _BatchedSearch:
         if rows.size == 0:
             return
         value, margin = exact_endgame(self.engine.rules).mover_values(states, rows)
-        evaluation.value = evaluation.value.copy()
-        evaluation.value[rows] = value
+        evaluation.value[rows] = value  # _evaluate's clipped copy, not the evaluate_fn's array
         if evaluation.score is not None:
             evaluation.score = np.array(evaluation.score, dtype=np.float64)
             evaluation.score[rows] = margin

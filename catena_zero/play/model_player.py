@@ -45,10 +45,7 @@ class PlayerConfig:
             raise ValueError(f"top_moves must be an int >= 1, got {self.top_moves!r}")
         if not isinstance(self.komi_refine, int) or self.komi_refine < 0:
             raise ValueError(f"komi_refine must be an int >= 0, got {self.komi_refine!r}")
-        cells = self.exact_endgame_cells
-        if not isinstance(cells, int) or isinstance(cells, bool) or cells < 0:
-            raise ValueError(
-                f"exact_endgame_cells must be an int >= 0, got {self.exact_endgame_cells!r}")
+        self.search_config()  # SearchConfig checks exact_endgame_cells, naming the field
 
     def search_config(self, simulations: int | None = None) -> SearchConfig:
         return SearchConfig(
