@@ -24,14 +24,14 @@ from pathlib import Path
 import ray
 
 from catena_zero.data.atomic import atomic_write_text
-from catena_zero.distributed import RayConfig
-from catena_zero.distributed.runtime import start_driver
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.network.config import NetworkConfig
+from catena_zero.pipeline.config import LoopConfig, TrainLoopConfig
+from catena_zero.pipeline.ray import RayConfig
+from catena_zero.pipeline.ray.runtime import start_driver
 from catena_zero.rules import Rules
 from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.train.config import TrainConfig
-from catena_zero.train.loop_config import LoopConfig, TrainLoopConfig
 
 
 def bench_config(run_dir: Path, side: int, shards: int, games: int, simulations: int

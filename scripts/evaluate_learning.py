@@ -15,7 +15,7 @@ The net's fair komi, two ways (--komi-from):
   of Black's score (`catena_zero.komi.sweep`, as `catena-zero komi` does) gives the komi and
   its 95% interval. About a minute on one core for side 4.
 - network: the komi at which the raw value of the empty board crosses zero
-  (`catena_zero.selfplay.fair_komi`, the training loop's estimate). It is one output of the
+  (`catena_zero.komi.fair`, the training loop's estimate). It is one output of the
   net: on eleven side-4 nets it missed their self-play balance by 1.0 point on average
   and by up to 3.5 (README, "Evidence of learning", session 9).
 The network estimate is always printed and recorded in the JSON, the self-play one whenever
@@ -48,12 +48,12 @@ from catena_zero.arena.agents import RandomAgent, SearchAgent, UCTAgent  # noqa:
 from catena_zero.arena.match import play_match  # noqa: E402
 from catena_zero.data.atomic import atomic_write_text  # noqa: E402
 from catena_zero.komi.config import SweepConfig  # noqa: E402
+from catena_zero.komi.fair import estimate_fair_komi  # noqa: E402
 from catena_zero.komi.sweep import fit_table, run_sweep  # noqa: E402
 from catena_zero.mcts.config import SearchConfig  # noqa: E402
 from catena_zero.network import INFERENCE_PRECISIONS  # noqa: E402
 from catena_zero.rules import Engine, Rules  # noqa: E402
 from catena_zero.selfplay.evaluator import NetworkEvaluator  # noqa: E402
-from catena_zero.selfplay.fair_komi import estimate_fair_komi  # noqa: E402
 from catena_zero.train import build_network, latest_checkpoint, load_checkpoint  # noqa: E402
 
 

@@ -8,21 +8,18 @@ Outputs under run_dir: config.yaml (the composed config), shards/ (self-play .np
 checkpoints/ (model, optimizer, counters, RNG), tensorboard/ (losses, positions/s, games/s,
 game length, Black win rate, fair-komi estimate), summary.json (the final summary).
 
-runtime=inline runs everything in this process. Another runtime NAME (e.g. ray) is served by
-the module `catena_zero.cli.runtime_NAME`, which provides
-`run(config: TrainLoopConfig, runtime: DictConfig) -> dict` (the summary).
+runtime=inline runs everything in this process; runtime=ray (the default) runs self-play
+actors, a learner and an evaluator on Ray (`catena_zero.pipeline.run.run_training`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
 
 from omegaconf import DictConfig
 
 from catena_zero.arena.config import TrainingGateConfig
-from catena_zero.arena.gating import make_training_gate
 from catena_zero.cli.common import (
     ConfigError,
     compose,
@@ -34,9 +31,11 @@ from catena_zero.cli.common import (
 from catena_zero.data.atomic import atomic_write_text
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.network.config import NetworkConfig
+from catena_zero.pipeline.config import LoopConfig, TrainLoopConfig
+from catena_zero.pipeline.ray.config import RayConfig
+from catena_zero.pipeline.run import RUNTIMES, run_training
 from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.train.config import TrainConfig
-from catena_zero.train.loop_config import LoopConfig, TrainLoopConfig
 
 GROUPS = ("board", "rules", "network", "mcts", "selfplay", "train", "runtime", "preset",
           "gating")
@@ -59,6 +58,12 @@ def build_config(config: DictConfig) -> TrainLoopConfig:
         raise ConfigError(str(error)) from None
 
 
+def ray_config_from(runtime: DictConfig) -> RayConfig:
+    """The RayConfig of a composed `runtime` group (its keys besides `name`)."""
+    values = {key: value for key, value in to_container(runtime).items() if key != "name"}
+    return to_dataclass(RayConfig, values, "runtime")
+
+
 def main(overrides: list[str]) -> int:
     config = compose("train", overrides)
     loop_config = build_config(config)  # validate everything before touching the disk
@@ -66,26 +71,16 @@ def main(overrides: list[str]) -> int:
     runtime_name = runtime.get("name", "inline") if isinstance(runtime, dict) else None
     if not isinstance(runtime_name, str):
         raise ConfigError(f"runtime.name must be a string, got {runtime_name!r}")
+    gating = to_dataclass(TrainingGateConfig, config.gating, "gating")
+    if runtime_name not in RUNTIMES:
+        raise ConfigError(f"runtime.name must be one of {', '.join(RUNTIMES)}, "
+                          f"got {runtime_name!r}")
+    ray_config = ray_config_from(config.runtime) if runtime_name == "ray" else None
     run_dir = prepare_run_dir(loop_config.loop.run_dir, config, name="train",
                               resume=loop_config.loop.resume)
     loop_config = dataclasses.replace(
         loop_config, loop=dataclasses.replace(loop_config.loop, run_dir=str(run_dir)))
-    gating = to_dataclass(TrainingGateConfig, config.gating, "gating")
-    on_checkpoint = make_training_gate(loop_config.rules, gating, search_config=loop_config.search,
-                                       device=loop_config.loop.device, seed=loop_config.loop.seed)
-    if runtime_name == "inline":
-        from catena_zero.train.loop import train_loop
-
-        summary = train_loop(loop_config, on_checkpoint=on_checkpoint)
-    else:
-        try:
-            module = importlib.import_module(f"catena_zero.cli.runtime_{runtime_name}")
-        except ModuleNotFoundError as error:
-            if error.name != f"catena_zero.cli.runtime_{runtime_name}":
-                raise
-            raise ConfigError(f"runtime.name={runtime_name!r} is not available "
-                              f"(no module catena_zero.cli.runtime_{runtime_name})") from error
-        summary = module.run(loop_config, config.runtime, on_checkpoint=on_checkpoint)
+    summary = run_training(loop_config, runtime_name, ray_config=ray_config, gating=gating)
     text = json.dumps(summary, indent=2, sort_keys=True, default=str)
     atomic_write_text(run_dir / "summary.json", text + "\n")
     print(text)

@@ -1,6 +1,6 @@
 """The agent's own fair-komi estimate: bisection over the komi input at the empty board.
 
-The bisection itself is `catena_zero.selfplay.fair_komi.estimate_fair_komi` (the training
+The bisection itself is `catena_zero.komi.fair.estimate_fair_komi` (the training
 loop's cheap estimate from the raw network value); here it runs on top of a search, so
 the value it bisects is the search's root value at the empty board. For a network agent
 both numbers are reported (raw network, and network + search); for UCT the evaluator is
@@ -14,9 +14,9 @@ import dataclasses
 import numpy as np
 
 from catena_zero.komi.config import NetworkEstimateConfig
+from catena_zero.komi.fair import empty_board_values, estimate_fair_komi
 from catena_zero.mcts import Evaluation, RolloutEvaluator, SearchConfig, search
 from catena_zero.rules import Engine, GameState, Rules
-from catena_zero.selfplay.fair_komi import empty_board_values, estimate_fair_komi
 
 
 class SearchedEvaluator:

@@ -1,4 +1,5 @@
-"""catena_zero.train: optimiser, losses, checkpoints (the alternating loop is train/loop.py).
+"""catena_zero.train: optimiser, losses, checkpoints. It reads shards, never trees: the loop that
+plays and trains is `catena_zero.pipeline`.
 
 Example::
 

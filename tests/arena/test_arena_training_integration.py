@@ -25,7 +25,7 @@ def test_tiny_run_gated_laddered_and_reported(tmp_path, monkeypatch):
     from catena_zero.arena.specs import AgentFactory
     from catena_zero.cli.common import compose
     from catena_zero.cli.train import build_config
-    from catena_zero.train.loop import train_loop
+    from catena_zero.pipeline.inline import train_loop
 
     run_dir = tmp_path / "run"
     config = build_config(compose("train", [

@@ -19,14 +19,13 @@ from catena_zero.cli.common import (
     rules_from_config,
     to_dataclass,
 )
-from catena_zero.cli.runtime_ray import ray_config_from
-from catena_zero.cli.train import build_config
-from catena_zero.distributed import RayConfig
+from catena_zero.cli.train import build_config, ray_config_from
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.network.config import NetworkConfig
+from catena_zero.pipeline.config import LoopConfig
+from catena_zero.pipeline.ray import RayConfig
 from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.train.config import TrainConfig
-from catena_zero.train.loop_config import LoopConfig
 
 # Config groups whose node converts to one dataclass, wherever a top-level config uses them.
 GROUP_DATACLASSES = {

@@ -15,8 +15,8 @@ import torch
 from catena_zero.cli.common import compose
 from catena_zero.cli.train import build_config
 from catena_zero.network import InferenceModel, resolve_device
+from catena_zero.pipeline.inline import train_loop
 from catena_zero.train import TrainConfig, Trainer, load_checkpoint
-from catena_zero.train.loop import train_loop
 from tests.data.test_data_samples import random_samples
 from tests.network.test_network_model import make_net, random_inputs
 from tests.train.test_train_trainer import tiny_net

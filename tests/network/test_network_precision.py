@@ -10,7 +10,7 @@ import torch
 from catena_zero.network import InferenceModel, NetworkConfig, inference_dtype
 from catena_zero.network import device as device_module
 from catena_zero.network.device import REDUCED_PRECISION_MIN_BATCH
-from catena_zero.train.loop_config import LoopConfig
+from catena_zero.pipeline.config import LoopConfig
 from tests.network.test_network_model import make_net, random_inputs
 
 torch.set_num_threads(1)

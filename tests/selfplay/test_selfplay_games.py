@@ -7,13 +7,13 @@ import pytest
 import torch
 
 from catena_zero.data import Samples
+from catena_zero.komi.fair import estimate_fair_komi
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.mcts.evaluation import UniformEvaluator
 from catena_zero.network import NetworkConfig, PolicyValueNet
 from catena_zero.rules import NUM_GLOBALS, NUM_PLANES, Engine, Rules
 from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.selfplay.evaluator import NetworkEvaluator
-from catena_zero.selfplay.fair_komi import estimate_fair_komi
 from catena_zero.selfplay.selfplay import SelfPlay
 
 torch.set_num_threads(1)

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from catena_zero.data import symmetry_images
+from catena_zero.komi.fair import estimate_fair_komi
 from catena_zero.mcts.evaluation import Evaluation
 from catena_zero.rules import BLACK, EMPTY, WHITE, Engine, Rules, observe
 from catena_zero.selfplay.config import SelfPlayConfig
-from catena_zero.selfplay.fair_komi import estimate_fair_komi
 from catena_zero.selfplay.records import PositionRecords, symmetry_augment, to_samples
 from catena_zero.selfplay.selfplay import KomiSampler
 

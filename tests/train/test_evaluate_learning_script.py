@@ -11,7 +11,7 @@ import pytest
 from catena_zero.cli.common import compose
 from catena_zero.cli.train import build_config
 from catena_zero.mcts import SearchConfig
-from catena_zero.train.loop import train_loop
+from catena_zero.pipeline.inline import train_loop
 from tests.script_loader import load_script
 
 

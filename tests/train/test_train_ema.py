@@ -9,6 +9,7 @@ import io
 import pytest
 import torch
 
+from catena_zero.pipeline.steps import make_weights_message
 from catena_zero.train import (
     CheckpointError,
     Counters,
@@ -20,7 +21,6 @@ from catena_zero.train import (
     save_checkpoint,
 )
 from catena_zero.train import checkpoint as checkpoint_module
-from catena_zero.train.loop import make_weights_message
 from catena_zero.train.trainer import ema_decay_at
 from tests.data.test_data_samples import random_samples
 from tests.train.test_train_checkpoint import RULES, assert_same_tensors

@@ -12,8 +12,8 @@ import torch
 from catena_zero.cli.common import compose
 from catena_zero.cli.train import build_config
 from catena_zero.data import list_shards, read_shard
+from catena_zero.pipeline.inline import train_loop
 from catena_zero.train import build_network, latest_checkpoint, load_checkpoint
-from catena_zero.train.loop import train_loop
 from tests.script_loader import load_script
 
 

@@ -18,16 +18,12 @@ from catena_zero.cli.common import compose
 from catena_zero.cli.train import build_config
 from catena_zero.data import ReplayWindow, list_shards, read_shard
 from catena_zero.mcts import Evaluation
+from catena_zero.pipeline.inline import train_loop
+from catena_zero.pipeline.messages import LoopState
+from catena_zero.pipeline.steps import build_fresh_network, learner_iteration, refresh_fair_komi
 from catena_zero.rules import Engine, Rules
 from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.train import Trainer, latest_checkpoint, list_checkpoints, load_checkpoint
-from catena_zero.train.loop import (
-    LoopState,
-    build_fresh_network,
-    learner_iteration,
-    refresh_fair_komi,
-    train_loop,
-)
 
 REPO = Path(__file__).resolve().parents[2]
 torch.set_num_threads(1)

@@ -1,18 +1,18 @@
-"""catena_zero.distributed: the Ray runtime (the only package that imports Ray).
+"""catena_zero.pipeline.ray: the Ray runtime (the only package that imports Ray).
 
 `train_distributed(config, ray_config)` runs self-play actors, a learner actor and a driver
 loop between them, locally (`ray.init()`) or on a cluster (`RayConfig.address`). The actor
 bodies are the plain classes `SelfPlayWorkerCore` and `LearnerCore`, which call the same
-library functions as `runtime=inline` (`catena_zero.train.loop`).
+library functions as `runtime=inline` (`catena_zero.pipeline.steps`).
 """
 
-from catena_zero.distributed.config import RayConfig
+from catena_zero.pipeline.ray.config import RayConfig
 
 __all__ = ["RayConfig", "train_distributed"]
 
 
 def train_distributed(*args, **kwargs):
-    """See `catena_zero.distributed.runtime.train_distributed` (imports Ray on first use)."""
-    from catena_zero.distributed.runtime import train_distributed as run
+    """See `catena_zero.pipeline.ray.runtime.train_distributed` (imports Ray on first use)."""
+    from catena_zero.pipeline.ray.runtime import train_distributed as run
 
     return run(*args, **kwargs)

@@ -13,18 +13,18 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from catena_zero.data import list_shards, read_shard  # noqa: E402
-from catena_zero.distributed import RayConfig  # noqa: E402
-from catena_zero.distributed.learner import LearnerCore, pending_dir  # noqa: E402
-from catena_zero.distributed.runtime import start_driver  # noqa: E402
-from catena_zero.distributed.worker import SelfPlayTask, SelfPlayWorkerCore  # noqa: E402
+from catena_zero.komi.fair import estimate_fair_komi  # noqa: E402
 from catena_zero.mcts.config import SearchConfig  # noqa: E402
 from catena_zero.network.config import NetworkConfig  # noqa: E402
+from catena_zero.pipeline.config import LoopConfig, TrainLoopConfig  # noqa: E402
+from catena_zero.pipeline.ray import RayConfig  # noqa: E402
+from catena_zero.pipeline.ray.learner import LearnerCore, pending_dir  # noqa: E402
+from catena_zero.pipeline.ray.runtime import start_driver  # noqa: E402
+from catena_zero.pipeline.ray.worker import SelfPlayTask, SelfPlayWorkerCore  # noqa: E402
 from catena_zero.rules import Rules  # noqa: E402
 from catena_zero.selfplay.config import SelfPlayConfig  # noqa: E402
-from catena_zero.selfplay.fair_komi import estimate_fair_komi  # noqa: E402
 from catena_zero.train.checkpoint import list_checkpoints, load_checkpoint  # noqa: E402
 from catena_zero.train.config import TrainConfig  # noqa: E402
-from catena_zero.train.loop_config import LoopConfig, TrainLoopConfig  # noqa: E402
 
 
 def tiny_config(run_dir: Path, iterations: int, resume: bool = False,

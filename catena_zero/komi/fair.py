@@ -1,4 +1,7 @@
-"""The network's fair-komi estimate: the komi at which its value of the empty board is zero.
+"""Fair komi, in one place: the network's estimate, its smoothing over a run, and the empirical
+crossing of a self-play sweep.
+
+The network's estimate is the komi at which its value of the empty board is zero.
 
 Black moves first on the empty board, so the evaluation's value there is Black's expected
 outcome; it falls as White's komi grows. The estimate evaluates the empty board at a grid of
@@ -47,3 +50,12 @@ def estimate_fair_komi(engine: Engine, evaluate_fn) -> float:
             right, value_right = middle, value_middle
     fraction = value_left / (value_left - value_right) if value_left != value_right else 0.5
     return float(np.clip(left + fraction * (right - left), low, high))
+
+
+def smoothed_fair_komi(previous: float | None, estimate: float, smoothing: float) -> float:
+    """The centre that self-play draws komis around after a new estimate:
+    `smoothing * previous + (1 - smoothing) * estimate`; the first estimate is taken as it is
+    (`previous` None). Both runtimes of a training run refresh it by this rule."""
+    if previous is None:
+        return float(estimate)
+    return smoothing * previous + (1.0 - smoothing) * estimate

@@ -1,4 +1,5 @@
-"""Configs of the alternating self-play / training loop (`catena_zero.train.loop`)."""
+"""Configs of a training run (`catena_zero.pipeline`): the loop's own settings and the bundle of
+every group's config that both runtimes take."""
 
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ class LoopConfig:
     device: str = "auto"  # auto | cpu | cuda
     # self-play network: auto (bf16 on a GPU or an AMX CPU) | float32 | bfloat16
     inference_precision: str = "auto"
-    threads: int = 0  # torch CPU threads (0 = torch's default); 1 suits a shared/small CPU
+    # torch CPU threads of each process running the net (inline process, every Ray actor);
+    # 0 = automatic (inline: torch's default; a Ray actor: 1)
+    threads: int = 0
     iterations: int = 200  # self-play + training rounds; 0 = until max_minutes
     max_minutes: float = 0.0  # wall-clock budget in minutes (this process); 0 = none
     games_per_iteration: int = 128  # complete self-play games per iteration (one shard)

@@ -26,18 +26,14 @@ import ray
 from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
 
 from catena_zero.data import list_shards
-from catena_zero.distributed.config import RayConfig
-from catena_zero.distributed.learner import LearnerCore, LearnerStatus, pending_dir
-from catena_zero.distributed.worker import SelfPlayTask, SelfPlayWorkerCore
+from catena_zero.pipeline.config import TrainLoopConfig
+from catena_zero.pipeline.messages import CheckpointEvent, CheckpointHook, WeightsMessage
+from catena_zero.pipeline.ray.config import RayConfig
+from catena_zero.pipeline.ray.learner import LearnerCore, LearnerStatus, pending_dir
+from catena_zero.pipeline.ray.worker import SelfPlayTask, SelfPlayWorkerCore
+from catena_zero.pipeline.steps import build_fresh_network
 from catena_zero.rules import Engine
 from catena_zero.selfplay.evaluator import NetworkEvaluator
-from catena_zero.train.loop import (
-    CheckpointEvent,
-    CheckpointHook,
-    WeightsMessage,
-    build_fresh_network,
-)
-from catena_zero.train.loop_config import TrainLoopConfig
 
 _WORKER_FAILURES = (RayActorError, ActorDiedError, ActorUnavailableError)
 
@@ -344,8 +340,8 @@ def _describe(value: Any) -> Any:
 def _orphan_result(path: str):
     """A SelfPlayResult for a shard found on disk (its statistics come from its metadata)."""
     from catena_zero.data import read_shard_meta
+    from catena_zero.pipeline.messages import SelfPlayResult
     from catena_zero.selfplay.selfplay import SelfPlayStats
-    from catena_zero.train.loop import SelfPlayResult
 
     meta = read_shard_meta(path)
     extra = meta.extra or {}

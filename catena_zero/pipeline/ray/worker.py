@@ -12,18 +12,13 @@ import dataclasses
 from pathlib import Path
 
 import numpy as np
-import torch
 
+from catena_zero.pipeline.config import TrainLoopConfig
+from catena_zero.pipeline.messages import SelfPlayResult, WeightsMessage
+from catena_zero.pipeline.steps import build_fresh_network, selfplay_iteration, set_torch_threads
 from catena_zero.rules import Engine
 from catena_zero.selfplay.evaluator import NetworkEvaluator
 from catena_zero.selfplay.selfplay import KomiSampler
-from catena_zero.train.loop import (
-    SelfPlayResult,
-    WeightsMessage,
-    build_fresh_network,
-    selfplay_iteration,
-)
-from catena_zero.train.loop_config import TrainLoopConfig
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,7 +36,8 @@ class SelfPlayWorkerCore:
     """Plays self-play tasks; `evaluate_remote` (optional) sends leaves to an inference actor."""
 
     def __init__(self, config: TrainLoopConfig, worker_index: int, evaluate_remote=None):
-        torch.set_num_threads(1)  # one CPU per actor: more threads only fight each other
+        # At most one CPU per actor: more threads than that only fight each other.
+        set_torch_threads(config.loop.threads, automatic=1)
         self.config = config
         self.worker_index = worker_index
         self.engine = Engine(config.rules)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from catena_zero.distributed import RayConfig
+from catena_zero.pipeline.ray import RayConfig
 
 
 @pytest.mark.parametrize(("cpus", "actors", "cpus_per_actor"), [
@@ -27,7 +27,7 @@ def test_explicit_placement_wins():
 
 
 def test_unknown_cluster_size_falls_back_to_this_machine(monkeypatch):
-    monkeypatch.setattr("catena_zero.distributed.config.os.cpu_count", lambda: 4)
+    monkeypatch.setattr("catena_zero.pipeline.ray.config.os.cpu_count", lambda: 4)
     assert RayConfig().placement(0.0) == (4, 0.75)
 
 

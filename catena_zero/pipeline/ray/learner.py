@@ -18,23 +18,21 @@ from pathlib import Path
 import numpy as np
 
 from catena_zero.data import ReplayWindow, ShardError, list_shards, read_shard_meta, shard_filename
-from catena_zero.rules import Engine
-from catena_zero.selfplay.evaluator import NetworkEvaluator
-from catena_zero.train.checkpoint import Counters, latest_checkpoint, load_checkpoint
-from catena_zero.train.loop import (
-    CheckpointEvent,
-    LoopLogger,
-    LoopState,
-    SelfPlayResult,
-    WeightsMessage,
+from catena_zero.pipeline.config import TrainLoopConfig
+from catena_zero.pipeline.inline import LoopLogger
+from catena_zero.pipeline.messages import CheckpointEvent, LoopState, SelfPlayResult, WeightsMessage
+from catena_zero.pipeline.steps import (
     iteration_scalars,
     learner_iteration,
     make_weights_message,
     refresh_fair_komi,
     resume_or_start,
     save_loop_checkpoint,
+    set_torch_threads,
 )
-from catena_zero.train.loop_config import TrainLoopConfig
+from catena_zero.rules import Engine
+from catena_zero.selfplay.evaluator import NetworkEvaluator
+from catena_zero.train.checkpoint import Counters, latest_checkpoint, load_checkpoint
 
 PENDING_DIR = "pending"
 _SHARD_SEQUENCE = re.compile(r"shard-(\d+)")
@@ -87,6 +85,7 @@ class LearnerCore:
         loop = config.loop
         if not loop.run_dir:
             raise ValueError("loop.run_dir must be set for the Ray runtime")
+        set_torch_threads(loop.threads, automatic=1)  # the learner actor holds one CPU
         self.config = config
         self.run_dir = Path(loop.run_dir)
         self.shard_dir = self.run_dir / "shards"

@@ -1,0 +1,162 @@
+"""The inline runtime (`runtime=inline`): self-play an iteration, train on the replay window,
+checkpoint; repeat, in this one process. Resumes exactly from its newest checkpoint.
+
+Run directory layout::
+
+    <run_dir>/shards/shard-<iteration>.npz        one shard of complete games per iteration
+    <run_dir>/checkpoints/checkpoint-*.pt         model, optimiser, counters, RNG, config
+    <run_dir>/tensorboard/                        losses, positions/s, games/s, game length,
+                                                  Black win rate, fair-komi estimate
+
+The steps are `catena_zero.pipeline.steps`, the same the Ray runtime
+(`catena_zero.pipeline.ray`) runs in its actors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from catena_zero.data import ReplayWindow, shard_filename
+from catena_zero.pipeline.config import TrainLoopConfig
+from catena_zero.pipeline.messages import CheckpointEvent, CheckpointHook
+from catena_zero.pipeline.steps import (
+    iteration_scalars,
+    learner_iteration,
+    refresh_fair_komi,
+    resume_or_start,
+    save_loop_checkpoint,
+    selfplay_iteration,
+    set_torch_threads,
+)
+from catena_zero.rules import Engine
+from catena_zero.selfplay.evaluator import NetworkEvaluator
+from catena_zero.selfplay.selfplay import KomiSampler
+from catena_zero.train.checkpoint import latest_checkpoint
+
+
+class LoopLogger:
+    """TensorBoard scalars and the tqdm bar; both optional."""
+
+    def __init__(self, config: TrainLoopConfig, log_dir: Path, start_iteration: int):
+        self.writer = None
+        if config.loop.tensorboard:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self.writer = SummaryWriter(str(log_dir), purge_step=start_iteration + 1)
+        self.bar = None
+        if config.loop.progress:
+            from tqdm import tqdm
+
+            total = config.loop.iterations or None
+            self.bar = tqdm(total=total, initial=start_iteration, unit="it", dynamic_ncols=True)
+
+    def log(self, iteration: int, scalars: dict[str, float], postfix: dict[str, str]) -> None:
+        if self.writer is not None:
+            for name, value in scalars.items():
+                if value is not None and math.isfinite(value):
+                    self.writer.add_scalar(name, value, iteration)
+            self.writer.flush()
+        if self.bar is not None:
+            self.bar.set_postfix(postfix, refresh=False)
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        if self.bar is not None:
+            self.bar.close()
+
+
+def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = None
+               ) -> dict[str, Any]:
+    """Alternate self-play and training until `loop.iterations` or `loop.max_minutes`.
+
+    Writes shards, checkpoints and TensorBoard logs under `loop.run_dir`; with
+    `loop.resume` it continues from the newest checkpoint there with the same counters,
+    replay window and RNG states. `on_checkpoint` is called after every checkpoint.
+    Returns a summary dict (counters, fair komi, last losses, rates, paths).
+    """
+    loop = config.loop
+    if not loop.run_dir:
+        raise ValueError("loop.run_dir must be set (the CLI picks runs/train-<time>)")
+    set_torch_threads(loop.threads)
+    run_dir = Path(loop.run_dir)
+    shard_dir, checkpoint_dir = run_dir / "shards", run_dir / "checkpoints"
+    shard_dir.mkdir(parents=True, exist_ok=True)
+    checkpoint_dir.mkdir(parents=True, exist_ok=True)
+    generators = {"selfplay": np.random.default_rng([loop.seed, 1]),
+                  "train": np.random.default_rng([loop.seed, 2])}
+    trainer, state = resume_or_start(config, checkpoint_dir, shard_dir, loop.device, generators)
+    engine = Engine(config.rules)
+    evaluator = NetworkEvaluator(trainer.published_net, engine, trainer.device,
+                                 loop.inference_precision)
+    komi_sampler = KomiSampler(engine, config.selfplay, state.fair_komi)
+    window = ReplayWindow(shard_dir, window_samples=config.train.window_samples,
+                          num_planes=trainer.net.num_planes)
+    logger = LoopLogger(config, run_dir / "tensorboard", state.counters.iteration)
+    start_time = time.monotonic()
+    deadline = start_time + 60.0 * loop.max_minutes if loop.max_minutes else math.inf
+    summary: dict[str, Any] = {"run_dir": str(run_dir), "resumed_from_iteration":
+                               state.counters.iteration if loop.resume else None}
+    last_checkpoint = None
+    try:
+        while not _finished(loop, state.counters.iteration, deadline):
+            counters = state.counters
+            iteration = counters.iteration
+            if state.fair_komi is None or iteration % config.selfplay.fair_komi_every == 0:
+                refresh_fair_komi(state, engine, evaluator, config.selfplay)
+            komi_sampler.fair_komi = state.fair_komi
+            played = selfplay_iteration(engine, evaluator, config, komi_sampler,
+                                        shard_dir / shard_filename(iteration), iteration,
+                                        trainer.step, generators["selfplay"])
+            learned = learner_iteration(trainer, window, config.train, generators["train"],
+                                        engine.rules.board)
+            evaluator.refresh()
+            stats = played.stats
+            state.counters = dataclasses.replace(
+                counters, step=trainer.step, iteration=iteration + 1,
+                games=counters.games + stats.games, positions=counters.positions + stats.positions)
+            scalars = iteration_scalars(played, learned)
+            logger.log(iteration + 1, scalars, _postfix(scalars))
+            summary["last"] = scalars
+            if (iteration + 1) % loop.checkpoint_every == 0 or _finished(
+                    loop, iteration + 1, deadline):
+                last_checkpoint = save_loop_checkpoint(config, trainer, state, checkpoint_dir,
+                                                       generators)
+                if on_checkpoint is not None:
+                    on_checkpoint(CheckpointEvent(last_checkpoint, state.counters,
+                                                  state.fair_komi, run_dir))
+    finally:
+        logger.close()
+    summary.update({
+        "counters": state.counters.to_dict(),
+        "fair_komi": state.fair_komi,
+        "checkpoint": str(last_checkpoint or latest_checkpoint(checkpoint_dir) or ""),
+        "minutes": (time.monotonic() - start_time) / 60.0,
+    })
+    return summary
+
+
+def _finished(loop, iteration: int, deadline: float) -> bool:
+    if loop.iterations and iteration >= loop.iterations:
+        return True
+    return time.monotonic() >= deadline
+
+
+def _postfix(scalars: dict[str, float]) -> dict[str, str]:
+    postfix = {
+        "pos/s": f"{scalars['selfplay/positions_per_s']:.0f}",
+        "games/s": f"{scalars['selfplay/games_per_s']:.1f}",
+        "len": f"{scalars['selfplay/game_length']:.1f}",
+        "B%": f"{100 * scalars['selfplay/black_win_rate']:.0f}",
+        "komi": f"{scalars['selfplay/fair_komi']:.1f}",
+    }
+    if "loss/total" in scalars:
+        postfix["loss"] = f"{scalars['loss/total']:.3f}"
+    return postfix

@@ -1,0 +1,180 @@
+"""The steps of a training iteration, shared by the inline runtime and the Ray runtime.
+
+Each runtime arranges the same plain functions its own way::
+
+    weights = make_weights_message(trainer)                          # learner -> workers
+    result = selfplay_iteration(engine, evaluator, config, komi_sampler, path, ...)
+    learned = learner_iteration(trainer, window, config.train, rng, board)
+    path = save_loop_checkpoint(config, trainer, state, checkpoint_dir, generators)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from catena_zero.data import (
+    ReplayWindow,
+    ShardMeta,
+    list_shards,
+    random_symmetries,
+    shard_filename,
+    write_shard,
+)
+from catena_zero.komi.fair import estimate_fair_komi, smoothed_fair_komi
+from catena_zero.network import PolicyValueNet
+from catena_zero.pipeline.config import TrainLoopConfig
+from catena_zero.pipeline.messages import LearnerResult, LoopState, SelfPlayResult, WeightsMessage
+from catena_zero.rules import NUM_GLOBALS, NUM_PLANES, Engine
+from catena_zero.selfplay.config import SelfPlayConfig
+from catena_zero.selfplay.selfplay import KomiSampler, SelfPlay
+from catena_zero.train.checkpoint import (
+    build_network,
+    latest_checkpoint,
+    load_checkpoint,
+    restore_rng_states,
+    restore_trainer,
+    save_checkpoint,
+)
+from catena_zero.train.config import TrainConfig
+from catena_zero.train.trainer import Trainer
+
+
+def set_torch_threads(threads: int, automatic: int | None = None) -> None:
+    """`LoopConfig.threads` in the process that runs the network, on every runtime: the inline
+    process, each Ray self-play actor and the Ray learner. 0 means automatic: `automatic`
+    threads when given (a Ray actor: 1, since it holds at most one CPU), else torch's
+    default."""
+    count = threads or automatic
+    if count:
+        torch.set_num_threads(count)
+
+
+def refresh_fair_komi(state: LoopState, engine: Engine, evaluate_fn,
+                      config: SelfPlayConfig) -> float:
+    """Re-estimate the network's fair komi and move the state's centre towards it
+    (`catena_zero.komi.fair.smoothed_fair_komi` with `fair_komi_smoothing`). One rule for the
+    inline loop and the Ray learner. Returns the centre."""
+    estimate = estimate_fair_komi(engine, evaluate_fn)
+    state.fair_komi = smoothed_fair_komi(state.fair_komi, estimate, config.fair_komi_smoothing)
+    return state.fair_komi
+
+
+def make_weights_message(trainer: Trainer) -> WeightsMessage:
+    """The trainer's published weights (the average when kept) on the CPU, versioned by its
+    step."""
+    state = {key: value.detach().cpu().clone()
+             for key, value in trainer.published_net.state_dict().items()}
+    return WeightsMessage(version=trainer.step, state_dict=state)
+
+
+def build_fresh_network(config: TrainLoopConfig) -> PolicyValueNet:
+    board = config.rules.board
+    return PolicyValueNet(NUM_PLANES, NUM_GLOBALS, board.grid_size, board.cell_grid_index,
+                          config.network)
+
+
+def rules_dict(config: TrainLoopConfig) -> dict[str, Any]:
+    rules = config.rules
+    return {"side": rules.board.side, "game_type": _enum_value(rules.game_type),
+            "scoring": _enum_value(rules.scoring)}
+
+
+def _enum_value(value: Any) -> str:
+    return str(getattr(value, "value", value))
+
+
+def selfplay_iteration(engine: Engine, evaluate_fn, config: TrainLoopConfig,
+                       komi_sampler: KomiSampler, shard_path: str | Path, iteration: int,
+                       weights_version: int, rng: np.random.Generator) -> SelfPlayResult:
+    """Play `games_per_iteration` games and write them as one shard (atomically)."""
+    selfplay = SelfPlay(engine, evaluate_fn, config.search, config.selfplay, komi_sampler)
+    samples, stats = selfplay.play_games(config.loop.games_per_iteration, rng)
+    rules = rules_dict(config)
+    meta = ShardMeta(
+        side=rules["side"], game_type=rules["game_type"], scoring=rules["scoring"],
+        model_step=weights_version, num_games=stats.games, model_version=f"step{weights_version}",
+        extra={"iteration": iteration, "positions": stats.positions,
+               "fair_komi": komi_sampler.fair_komi, "black_wins": stats.black_wins,
+               "draws": stats.draws, "mean_game_length": stats.mean_game_length},
+    )
+    path = write_shard(shard_path, samples, meta)
+    return SelfPlayResult(iteration=iteration, weights_version=weights_version,
+                          shard_path=str(path), stats=stats, fair_komi=komi_sampler.fair_komi)
+
+
+def learner_iteration(trainer: Trainer, window: ReplayWindow, config: TrainConfig,
+                      rng: np.random.Generator, board=None) -> LearnerResult:
+    """Refresh the replay window and take `steps_per_iteration` optimiser steps on it.
+
+    With `config.augment_symmetries`, every minibatch sample is shown under a random symmetry
+    of `board` (the `catena_zero.rules.Board` of the run), drawn anew each time it is drawn.
+    """
+    if config.augment_symmetries and board is None:
+        raise ValueError("train.augment_symmetries needs the board: pass learner_iteration(..., "
+                         "board=engine.rules.board)")
+    window.refresh()
+    if window.num_samples < max(config.min_window_samples, 1):
+        return LearnerResult(trainer.step, None, window.num_samples)
+    batches = window.batches(config.steps_per_iteration, config.batch_size, rng)
+    if config.augment_symmetries:
+        batches = (random_symmetries(batch, board, rng) for batch in batches)
+    metrics = trainer.train_steps(batches)
+    return LearnerResult(trainer.step, metrics.as_dict(), window.num_samples)
+
+
+def discard_shards_from(directory: Path, iteration: int) -> None:
+    """Remove shards of iterations >= `iteration` (work after the resumed checkpoint)."""
+    for path in list_shards(directory):
+        if path.name >= shard_filename(iteration):
+            path.unlink(missing_ok=True)
+
+
+def resume_or_start(config: TrainLoopConfig, checkpoint_dir: Path, shard_dir: Path,
+                    device, generators: dict[str, np.random.Generator]):
+    """(trainer, LoopState): from the newest checkpoint when resuming, else fresh."""
+    path = latest_checkpoint(checkpoint_dir) if config.loop.resume else None
+    if path is None:
+        torch.manual_seed(config.loop.seed)
+        trainer = Trainer(build_fresh_network(config), config.train, device)
+        discard_shards_from(shard_dir, 0)
+        return trainer, LoopState()
+    checkpoint = load_checkpoint(path)
+    trainer = Trainer(build_network(checkpoint, load_weights=False), config.train, device)
+    restore_trainer(checkpoint, trainer)
+    restore_rng_states(checkpoint.rng_states, generators)
+    counters = checkpoint.counters
+    discard_shards_from(shard_dir, counters.iteration)
+    fair_komi = checkpoint.extra.get("fair_komi")
+    return trainer, LoopState(counters=counters,
+                              fair_komi=None if fair_komi is None else float(fair_komi))
+
+
+def save_loop_checkpoint(config: TrainLoopConfig, trainer: Trainer, state: LoopState,
+                         checkpoint_dir: Path, generators) -> Path:
+    return save_checkpoint(checkpoint_dir, trainer, state.counters,
+                           config=config.resolved_config, rules=rules_dict(config),
+                           generators=generators, extra={"fair_komi": state.fair_komi},
+                           keep=config.loop.keep_checkpoints)
+
+
+def iteration_scalars(played: SelfPlayResult, learned: LearnerResult) -> dict[str, float]:
+    stats = played.stats
+    seconds = max(stats.seconds, 1e-9)
+    scalars = {
+        "selfplay/positions_per_s": stats.moves / seconds,
+        "selfplay/recorded_positions_per_s": stats.positions / seconds,
+        "selfplay/games_per_s": stats.games / seconds,
+        "selfplay/game_length": stats.mean_game_length,
+        "selfplay/black_win_rate": stats.black_win_rate,
+        "selfplay/draw_rate": stats.draws / max(stats.games, 1),
+        "selfplay/fair_komi": played.fair_komi,
+        "selfplay/mean_komi": float(np.mean(stats.komis)) if stats.komis else 0.0,
+        "train/window_samples": float(learned.window_samples),
+    }
+    for name, value in (learned.metrics or {}).items():
+        scalars[name if name.startswith("loss/") else f"train/{name}"] = value
+    return scalars
