@@ -25,6 +25,8 @@ from omegaconf.errors import OmegaConfBaseException
 from catena_zero.data.atomic import atomic_write_text
 
 CONFIG_DIR_ENV = "CATENA_ZERO_CONFIG_DIR"
+# Short keys for the board and rules nodes that every subcommand's config has.
+ALIASES = {"side": "board.side", "game_type": "rules.game_type", "scoring": "rules.scoring"}
 
 
 class ConfigError(ValueError):
@@ -50,8 +52,12 @@ def available_configs() -> list[str]:
 
 
 def group_options(group: str) -> list[str]:
-    """The options of a config group (`configs/<group>/*.yaml`)."""
-    return sorted(path.stem for path in (config_dir() / group).glob("*.yaml"))
+    """The options of a config group: `configs/<group>/*.yaml` and the schema defaults
+    registered for it (`catena_zero.cli.schemas`)."""
+    from catena_zero.cli.schemas import registered_options
+
+    files = {path.stem for path in (config_dir() / group).glob("*.yaml")}
+    return sorted(files | set(registered_options(group)))
 
 
 def compose(config_name: str, overrides: list[str] | tuple[str, ...] = ()) -> DictConfig:
@@ -59,19 +65,31 @@ def compose(config_name: str, overrides: list[str] | tuple[str, ...] = ()) -> Di
 
     Raises ConfigError (naming the key) on an unknown key, a bad override or a missing option.
     """
+    from catena_zero.cli.schemas import register_schemas
+
     directory = config_dir()
     if not (directory / f"{config_name}.yaml").exists():
         raise ConfigError(f"no config named {config_name!r} in {directory}")
+    register_schemas()
     try:
         with initialize_config_dir(
             config_dir=str(directory), version_base="1.3", job_name=f"catena_zero_{config_name}"
         ):
-            config = hydra_compose(config_name=config_name, overrides=list(overrides))
+            config = hydra_compose(config_name=config_name,
+                                   overrides=[unalias(item) for item in overrides])
         OmegaConf.resolve(config)
     except (HydraException, OmegaConfBaseException) as error:
         raise ConfigError(_first_line(error)) from error
     OmegaConf.set_struct(config, True)
     return config
+
+
+def unalias(override: str) -> str:
+    """`side=4` -> `board.side=4` (and the other ALIASES); anything else unchanged."""
+    key, separator, value = override.partition("=")
+    if separator and key in ALIASES:
+        return f"{ALIASES[key]}={value}"
+    return override
 
 
 def _first_line(error: BaseException) -> str:

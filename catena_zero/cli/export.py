@@ -10,12 +10,17 @@ rules, komi range, network config, Elo, training steps and format version.
 
 from __future__ import annotations
 
-from catena_zero.cli.common import ConfigError, compose, to_dataclass
+from catena_zero.cli.common import ConfigError, compose, rules_from_config, to_dataclass
 from catena_zero.export.exporter import ExportConfig, export_from_config
 
 
 def main(overrides: list[str]) -> int:
-    config = to_dataclass(ExportConfig, compose("export", overrides))
+    composed = compose("export", overrides)
+    rules = rules_from_config(composed)
+    values = {key: composed[key] for key in composed if key not in ("board", "rules")}
+    values |= {"side": rules.board.side, "game_type": rules.game_type.value,
+               "scoring": rules.scoring.value}
+    config = to_dataclass(ExportConfig, values)
     try:
         metadata = export_from_config(config)
     except ValueError as error:

@@ -22,17 +22,12 @@ from catena_zero.play.gtp_analysis import install_model_commands
 from catena_zero.play.model_player import ModelPlayer, PlayerConfig
 from catena_zero.rules import Rules
 
-TOP_KEYS = ("model", "side", "game_type", "scoring", "komi", "player")
-
 
 def build_engine(overrides: list[str], warn=None) -> GtpEngine:
     """The GTP engine the composed `gtp` config describes (ConfigError on bad settings)."""
     warn = warn or (lambda text: print(text, file=sys.stderr))
     config = compose("gtp", overrides)
     values = to_container(config)
-    unknown = sorted(set(values) - set(TOP_KEYS))
-    if unknown:
-        raise ConfigError(f"unknown key {', '.join(unknown)}")
     player_config = to_dataclass(PlayerConfig, config.player, "player")
     model = values.get("model")
     library = None
@@ -41,11 +36,11 @@ def build_engine(overrides: list[str], warn=None) -> GtpEngine:
             library = ModelLibrary(None if model in (None, "") else str(model))
         except ModelFileError as error:
             raise ConfigError(str(error)) from error
-    side = values.get("side")
+    side = values["board"]["side"]
     if side is None:
         side = default_side(library) if library is not None else 6
     try:
-        rules = Rules(side=side, game_type=values["game_type"], scoring=values["scoring"])
+        rules = Rules(side=side, **values["rules"])
         rules.validate_komi(values["komi"])
     except ValueError as error:
         raise ConfigError(str(error)) from error

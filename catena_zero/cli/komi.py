@@ -16,7 +16,7 @@ from __future__ import annotations
 from catena_zero.cli.common import ConfigError, compose, rules_from_config, to_dataclass
 from catena_zero.komi.config import KomiConfig
 
-NOT_KOMI_KEYS = ("side", "board", "rules", "mcts")
+NOT_KOMI_KEYS = ("board", "rules", "mcts")
 
 
 def build_agent(rules, config: KomiConfig, search_config):

@@ -7,7 +7,9 @@
 `--key value` and `--key=value` become the Hydra override `key=value` (dashes in the key
 become underscores); a bare `--flag` (followed by nothing, another option or an override)
 becomes `flag=true`. Plain Hydra overrides
-(`key=value`, `+key=value`, `~key`, `group=option`) pass through unchanged.
+(`key=value`, `+key=value`, `~key`, `group=option`) pass through unchanged. `side`,
+`game_type` and `scoring` (`--side 4`, `side=4`) are short for `board.side`,
+`rules.game_type` and `rules.scoring` in every subcommand (`catena_zero.cli.common`).
 """
 
 from __future__ import annotations

@@ -16,23 +16,19 @@ from catena_zero.play.bundled import ModelLibrary, default_side
 from catena_zero.play.model_player import ModelPlayer, PlayerConfig
 from catena_zero.play.terminal import TerminalConfig, play_terminal
 
-GAME_KEYS = ("side", "game_type", "scoring", "komi", "colour")
-
 
 def build(overrides: list[str]) -> tuple[ModelLibrary, TerminalConfig, PlayerConfig]:
     """(model library, game settings, player settings) from the composed config."""
     config = compose("play", overrides)
     values = to_container(config)
-    unknown = sorted(set(values) - set(GAME_KEYS) - {"model", "player"})
-    if unknown:
-        raise ConfigError(f"unknown key {', '.join(unknown)}")
     player_config = to_dataclass(PlayerConfig, config.player, "player")
     model = values.get("model")
     try:
         library = ModelLibrary(None if model in (None, "") else str(model))
     except ModelFileError as error:
         raise ConfigError(str(error)) from error
-    game = {key: values[key] for key in GAME_KEYS if key in values}
+    game = {"side": values["board"]["side"], **values["rules"], "komi": values["komi"],
+            "colour": values["colour"]}
     if game.get("side") is None:
         game["side"] = default_side(library)
     if isinstance(game.get("komi"), str) and game["komi"].lower() == "auto":

@@ -16,18 +16,14 @@ from catena_zero.play.bundled import ModelLibrary
 from catena_zero.play.model_player import ModelPlayer, PlayerConfig
 from catena_zero.play.web import ServeConfig, serve
 
-SERVE_KEYS = ("host", "port", "max_games")
-
 
 def build(overrides: list[str]) -> tuple[str | None, ServeConfig, PlayerConfig]:
     config = compose("serve", overrides)
     values = to_container(config)
-    unknown = sorted(set(values) - set(SERVE_KEYS) - {"model", "player"})
-    if unknown:
-        raise ConfigError(f"unknown key {', '.join(unknown)}")
     model = values.get("model")
     return (None if model in (None, "") else str(model),
-            to_dataclass(ServeConfig, {key: values[key] for key in SERVE_KEYS if key in values}),
+            to_dataclass(ServeConfig, {key: value for key, value in values.items()
+                                       if key not in ("model", "player")}),
             to_dataclass(PlayerConfig, config.player, "player"))
 
 

@@ -17,7 +17,7 @@ import time
 from catena_zero.cli.common import compose, rules_from_config, to_dataclass
 from catena_zero.komi.config import SolveConfig
 
-GROUPS = ("side", "board", "rules")
+GROUPS = ("board", "rules")
 
 
 def main(overrides: list[str]) -> int:

@@ -31,9 +31,8 @@ from catena_zero.cli.common import (
 from catena_zero.data.atomic import atomic_write_text
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.network.config import NetworkConfig
-from catena_zero.pipeline.config import LoopConfig, TrainLoopConfig
-from catena_zero.pipeline.ray.config import RayConfig
-from catena_zero.pipeline.run import RUNTIMES, run_training
+from catena_zero.pipeline.config import LoopConfig, RuntimeConfig, TrainLoopConfig
+from catena_zero.pipeline.run import run_training
 from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.train.config import TrainConfig
 
@@ -58,29 +57,16 @@ def build_config(config: DictConfig) -> TrainLoopConfig:
         raise ConfigError(str(error)) from None
 
 
-def ray_config_from(runtime: DictConfig) -> RayConfig:
-    """The RayConfig of a composed `runtime` group (its keys besides `name`)."""
-    values = {key: value for key, value in to_container(runtime).items() if key != "name"}
-    return to_dataclass(RayConfig, values, "runtime")
-
-
 def main(overrides: list[str]) -> int:
     config = compose("train", overrides)
     loop_config = build_config(config)  # validate everything before touching the disk
-    runtime = to_container(config.runtime)
-    runtime_name = runtime.get("name", "inline") if isinstance(runtime, dict) else None
-    if not isinstance(runtime_name, str):
-        raise ConfigError(f"runtime.name must be a string, got {runtime_name!r}")
+    runtime = to_dataclass(RuntimeConfig, config.runtime, "runtime")
     gating = to_dataclass(TrainingGateConfig, config.gating, "gating")
-    if runtime_name not in RUNTIMES:
-        raise ConfigError(f"runtime.name must be one of {', '.join(RUNTIMES)}, "
-                          f"got {runtime_name!r}")
-    ray_config = ray_config_from(config.runtime) if runtime_name == "ray" else None
     run_dir = prepare_run_dir(loop_config.loop.run_dir, config, name="train",
                               resume=loop_config.loop.resume)
     loop_config = dataclasses.replace(
         loop_config, loop=dataclasses.replace(loop_config.loop, run_dir=str(run_dir)))
-    summary = run_training(loop_config, runtime_name, ray_config=ray_config, gating=gating)
+    summary = run_training(loop_config, runtime, gating=gating)
     text = json.dumps(summary, indent=2, sort_keys=True, default=str)
     atomic_write_text(run_dir / "summary.json", text + "\n")
     print(text)

@@ -34,8 +34,7 @@ class SearchConfig:
     score_utility_weight: float = 0.0  # w: a leaf's utility is (1-w) value + w tanh(score term)
     score_utility_scale: float = 5.0  # margin points of the tanh's unit in the score term
     score_utility_centered: bool = True  # score term relative to the root's expected margin
-    tree_reuse: bool = False  # self-play keeps each game's subtree of the move played
-    tree_reuse_max_nodes: int = 4096  # subtrees larger than this are dropped (bounds memory)
+    tree_reuse_max_nodes: int = 4096  # a reused subtree larger than this is dropped (memory)
     exact_endgame_cells: int = 0  # leaves with <= this many legal cells get the exact value; 0 off
 
     def __post_init__(self) -> None:

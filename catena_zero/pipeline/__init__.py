@@ -6,7 +6,7 @@ process, no Ray) and `ray` (self-play actors, a learner actor and an evaluator o
 only package that imports Ray). `run.run_training` picks one by name.
 """
 
-from catena_zero.pipeline.config import LoopConfig, TrainLoopConfig
-from catena_zero.pipeline.run import RUNTIMES, run_training
+from catena_zero.pipeline.config import RUNTIMES, LoopConfig, RuntimeConfig, TrainLoopConfig
+from catena_zero.pipeline.run import run_training
 
-__all__ = ["RUNTIMES", "LoopConfig", "TrainLoopConfig", "run_training"]
+__all__ = ["RUNTIMES", "LoopConfig", "RuntimeConfig", "TrainLoopConfig", "run_training"]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.network.config import NetworkConfig
 from catena_zero.network.device import INFERENCE_PRECISIONS
+from catena_zero.pipeline.ray.config import RayConfig
 from catena_zero.rules import Rules
 from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.train.config import TrainConfig, require_score_belief_head
@@ -53,6 +54,23 @@ class LoopConfig:
         if self.inference_precision not in INFERENCE_PRECISIONS:
             raise ValueError(f"inference_precision must be one of {INFERENCE_PRECISIONS}, "
                              f"got {self.inference_precision!r}")
+
+
+RUNTIMES = ("inline", "ray")
+
+
+@dataclass(frozen=True)
+class RuntimeConfig(RayConfig):
+    """Where a run's actors run (`runtime` group): `name` picks the runtime; the Ray settings
+    it inherits matter only to `ray`."""
+
+    name: str = "ray"  # inline (one process, no Ray) | ray (actors on Ray, local or cluster)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.name not in RUNTIMES:
+            raise ValueError(f"runtime name must be one of {', '.join(RUNTIMES)}, "
+                             f"got {self.name!r}")
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """One entry point for a training run on any runtime.
 
-    summary = run_training(loop_config, "inline")                      # this process
-    summary = run_training(loop_config, "ray", ray_config=RayConfig())  # Ray, local or cluster
+    summary = run_training(loop_config, RuntimeConfig(name="inline"))   # this process
+    summary = run_training(loop_config, RuntimeConfig(name="ray"))      # Ray, local or cluster
 
 The gate hook (`catena_zero.arena.gating.make_training_gate`) is built here from the
 `TrainingGateConfig`, so both runtimes gate the same checkpoints the same way.
@@ -14,22 +14,17 @@ from typing import Any
 
 from catena_zero.arena.config import TrainingGateConfig
 from catena_zero.arena.gating import make_training_gate
-from catena_zero.pipeline.config import TrainLoopConfig
-from catena_zero.pipeline.ray.config import RayConfig
-
-RUNTIMES = ("inline", "ray")
+from catena_zero.pipeline.config import RuntimeConfig, TrainLoopConfig
 
 
-def run_training(config: TrainLoopConfig, runtime: str = "inline",
-                 ray_config: RayConfig | None = None,
+def run_training(config: TrainLoopConfig, runtime: RuntimeConfig | None = None,
                  gating: TrainingGateConfig | None = None,
                  log: Callable[[str], None] | None = print) -> dict[str, Any]:
-    """Train on `runtime` ("inline" | "ray") until the loop's bound; returns the summary.
+    """Train on `runtime` (default: inline) until the loop's bound; returns the summary.
 
     `gating` (default: disabled) gates checkpoints against their track's champion.
     """
-    if runtime not in RUNTIMES:
-        raise ValueError(f"runtime must be one of {RUNTIMES}, got {runtime!r}")
+    runtime = runtime or RuntimeConfig(name="inline")
     if not config.loop.run_dir:
         raise ValueError("loop.run_dir must be set (the CLI picks runs/train-<time>)")
     on_checkpoint = None
@@ -37,10 +32,10 @@ def run_training(config: TrainLoopConfig, runtime: str = "inline",
         on_checkpoint = make_training_gate(config.rules, gating, search_config=config.search,
                                            device=config.loop.device, seed=config.loop.seed,
                                            log=log)
-    if runtime == "inline":
+    if runtime.name == "inline":
         from catena_zero.pipeline.inline import train_loop
 
         return train_loop(config, on_checkpoint=on_checkpoint)
     from catena_zero.pipeline.ray import train_distributed
 
-    return train_distributed(config, ray_config or RayConfig(), on_checkpoint=on_checkpoint)
+    return train_distributed(config, runtime, on_checkpoint=on_checkpoint)

@@ -24,6 +24,7 @@ class SelfPlayConfig:
     augment_symmetries: bool = True  # store each sample under random board symmetries
     symmetry_copies: int = 1  # distinct random symmetries stored per recorded position (1..12)
     search_value_weight: float = 0.0  # value target: (1-w) * game outcome + w * root value
+    tree_reuse: bool = False  # keep each game's subtree of the move played for its next search
 
     def __post_init__(self) -> None:
         positive = ("games_in_batch", "full_simulations", "cheap_simulations", "fair_komi_every")

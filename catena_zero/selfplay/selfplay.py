@@ -104,7 +104,7 @@ class SelfPlay:
         records = PositionRecords(engine.rules.board, self.config.search_value_weight)
         finished_chunks = []
         stats = SelfPlayStats()
-        reuse = self.search_config.tree_reuse
+        reuse = self.config.tree_reuse
         tree = None  # [B] trees kept between moves when reusing
         while active.any():
             slots = np.flatnonzero(active & ~state.terminal)
@@ -161,7 +161,7 @@ class SelfPlay:
         the whole batch is searched, so a tree keeps its slot's row from move to move; the
         other slots hold finished games, which the search skips.
         """
-        if not self.search_config.tree_reuse:
+        if not self.config.tree_reuse:
             output = search(self.engine, sub_state, self.evaluate_fn, self.search_config, rng,
                             simulations=budget)
             return output, np.arange(slots.size)

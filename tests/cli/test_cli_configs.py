@@ -19,10 +19,10 @@ from catena_zero.cli.common import (
     rules_from_config,
     to_dataclass,
 )
-from catena_zero.cli.train import build_config, ray_config_from
+from catena_zero.cli.train import build_config
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.network.config import NetworkConfig
-from catena_zero.pipeline.config import LoopConfig
+from catena_zero.pipeline.config import LoopConfig, RuntimeConfig
 from catena_zero.pipeline.ray import RayConfig
 from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.train.config import TrainConfig
@@ -64,7 +64,7 @@ def test_every_config_composes_with_every_preset(config_name: str, preset: str) 
         if group in config:
             assert isinstance(to_dataclass(cls, config[group], group), cls)
             converted += 1
-    if "board" in config and "rules" in config:
+    if "board" in config and "rules" in config and config.board.side is not None:
         rules = rules_from_config(config)
         assert rules.board.side == config.board.side
         converted += 1
@@ -73,8 +73,8 @@ def test_every_config_composes_with_every_preset(config_name: str, preset: str) 
         assert isinstance(loop_config.loop, LoopConfig)
         assert isinstance(to_dataclass(TrainingGateConfig, config.gating, "gating"),
                           TrainingGateConfig)
-        if config.runtime.name == "ray":
-            assert isinstance(ray_config_from(config.runtime), RayConfig)
+        runtime = to_dataclass(RuntimeConfig, config.runtime, "runtime")
+        assert isinstance(runtime, RayConfig) and runtime.name == config.runtime.name
         converted += 1
     assert converted >= 1 or not _uses_presets(config_name), (
         f"{config_name}.yaml uses none of the known groups")
@@ -131,9 +131,9 @@ def test_unknown_config_name() -> None:
 
 
 def test_wrong_type_names_the_key() -> None:
-    config = compose("train", ["selfplay.full_simulations=lots"])
+    # The schema types every node, so a wrong type stops composition itself.
     with pytest.raises(ConfigError, match=r"selfplay\.full_simulations"):
-        to_dataclass(SelfPlayConfig, config.selfplay, "selfplay")
+        compose("train", ["selfplay.full_simulations=lots"])
 
 
 def test_invalid_value_names_the_key() -> None:
@@ -189,7 +189,58 @@ def test_to_dataclass_converts_and_checks_types() -> None:
 @pytest.mark.parametrize("option", group_options("runtime"))
 def test_every_runtime_option_converts(option: str) -> None:
     config = compose("train", [f"runtime={option}", "preset=tiny"])
-    if option == "ray":
-        assert isinstance(ray_config_from(config.runtime), RayConfig)
-    else:
-        assert config.runtime.name == option
+    runtime = to_dataclass(RuntimeConfig, config.runtime, "runtime")
+    assert isinstance(runtime, RayConfig) and runtime.name == option
+
+
+@pytest.mark.parametrize("config_name", CONFIGS)
+def test_every_config_starts_from_its_schema(config_name: str) -> None:
+    defaults = OmegaConf.load(config_dir() / f"{config_name}.yaml").get("defaults") or []
+    assert defaults[0] == f"{config_name}_schema"
+
+
+# (board and rules options are names for their whole value: side6.yaml is side 6.)
+@pytest.mark.parametrize("group", ["mcts", "network", "runtime", "arena", "player"])
+def test_group_files_hold_only_what_differs_from_the_schema(group: str) -> None:
+    """A key of a group file that repeats the schema's default is noise: it hides what the
+    option changes and goes stale when the default moves."""
+    from catena_zero.cli.schemas import SCHEMAS
+
+    schema = OmegaConf.structured(SCHEMAS["train" if group != "arena" else "arena"])
+    if group == "player":
+        schema = OmegaConf.structured(SCHEMAS["gtp"])
+    for option in group_options(group):
+        path = config_dir() / group / f"{option}.yaml"
+        if not path.exists():
+            continue
+        values = OmegaConf.to_container(OmegaConf.load(path)) or {}
+        values.pop("defaults", None)
+        defaults = OmegaConf.to_container(schema[group])
+        repeated = [key for key, value in values.items()
+                    if key in defaults and defaults[key] == value and key != "mode"]
+        assert not repeated, f"{path.name} repeats schema defaults: {repeated}"
+
+
+def test_short_board_and_rules_keys_work_in_every_subcommand() -> None:
+    from catena_zero.cli.main import translate_arguments
+
+    overrides = translate_arguments(["--side", "4", "scoring=longest"])
+    assert overrides == ["side=4", "scoring=longest"]  # compose() reads the short keys
+    for name in CONFIGS:
+        if name == "serve":  # the page chooses each game's board and rules
+            with pytest.raises(ConfigError, match="board"):
+                compose(name, overrides)
+            continue
+        config = compose(name, overrides)
+        assert config.board.side == 4, name
+        assert config.rules.scoring == "longest", name
+
+
+@pytest.mark.parametrize("option", group_options("player"))
+@pytest.mark.parametrize("config_name", ["gtp", "play", "serve"])
+def test_every_player_option_converts_in_every_play_subcommand(config_name: str,
+                                                               option: str) -> None:
+    from catena_zero.play.model_player import PlayerConfig
+
+    config = compose(config_name, [f"player={option}"])
+    assert isinstance(to_dataclass(PlayerConfig, config.player, "player"), PlayerConfig)

@@ -24,7 +24,7 @@ def _started(side: int, game_type: str, batch: int, plies: int, seed: int):
 def test_reroot_keeps_the_played_subtree(algorithm, game_type):
     engine, states, rng = _started(4, game_type, batch=4, plies=3, seed=11)
     evaluator = HashEvaluator(engine.num_actions)
-    config = SearchConfig(algorithm=algorithm, num_simulations=24, tree_reuse=True)
+    config = SearchConfig(algorithm=algorithm, num_simulations=24)
     first = search(engine, states, evaluator, config, rng)
     rows = np.arange(4)
     played = first.action

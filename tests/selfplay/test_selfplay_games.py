@@ -21,9 +21,9 @@ torch.set_num_threads(1)
 
 def _selfplay(engine, evaluate_fn, tree_reuse: bool = False, **overrides) -> SelfPlay:
     config = SelfPlayConfig(**({"games_in_batch": 4, "full_simulations": 4,
-                                "cheap_simulations": 2, "augment_symmetries": False}
-                               | overrides))
-    search_config = SearchConfig(max_considered_actions=4, tree_reuse=tree_reuse)
+                                "cheap_simulations": 2, "augment_symmetries": False,
+                                "tree_reuse": tree_reuse} | overrides))
+    search_config = SearchConfig(max_considered_actions=4)
     return SelfPlay(engine, evaluate_fn, search_config, config)
 
 
@@ -101,7 +101,7 @@ def test_bad_game_count() -> None:
 
 @pytest.mark.parametrize("game_type", ["komi", "double"])
 def test_tree_reuse_carries_each_game_tree_to_its_next_move(monkeypatch, game_type) -> None:
-    """With mcts.tree_reuse every search but a game's first starts from the subtree of the
+    """With selfplay.tree_reuse every search but a game's first starts from the subtree of the
     move played; a restarted slot starts afresh (the search refuses a tree rooted elsewhere,
     so a stale tree would raise)."""
     import catena_zero.selfplay.selfplay as selfplay_module

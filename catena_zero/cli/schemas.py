@@ -1,0 +1,163 @@
+"""The config schemas: every subcommand's config is typed by the dataclasses of the modules
+that read it, registered with Hydra's ConfigStore.
+
+Each `configs/<subcommand>.yaml` starts its defaults list with `<subcommand>_schema`, a
+structured config whose fields are the library dataclasses (`SearchConfig` under `mcts`,
+`NetworkConfig` under `network`, ...). Group files (`configs/<group>/<option>.yaml`) and
+presets then hold only what differs from those dataclasses' defaults, and an unknown key or
+a value of the wrong type fails at composition, naming the key. The library still
+validates values in `__post_init__` when `to_dataclass` builds the real objects.
+
+Board and rules are spelled one way in every subcommand: `board.side`, `rules.game_type`,
+`rules.scoring` (`--side N` is short for `board.side=N`; see `catena_zero.cli.main`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+
+from catena_zero.arena.config import ArenaConfig, TrainingGateConfig
+from catena_zero.export.exporter import ExportConfig
+from catena_zero.komi.config import KomiConfig, SolveConfig
+from catena_zero.mcts.config import SearchConfig
+from catena_zero.network.config import NetworkConfig
+from catena_zero.pipeline.config import LoopConfig, RuntimeConfig
+from catena_zero.play.model_player import PlayerConfig
+from catena_zero.play.web import ServeConfig
+from catena_zero.selfplay.config import SelfPlayConfig
+from catena_zero.train.config import TrainConfig
+
+
+@dataclass
+class BoardConfig:
+    """The board of a subcommand (`board.side`)."""
+
+    side: int | None = 6  # board side 2..10; play subcommands: null = the model's side
+
+
+@dataclass
+class RulesConfig:
+    """The variant of a subcommand (`rules.game_type`, `rules.scoring`; `configs/rules/`)."""
+
+    game_type: str = "komi"  # komi | nokomi | double
+    scoring: str = "standard"  # standard | longest | quadratic
+
+
+_MUTABLE: dict[type, type] = {}
+
+
+def _mutable(cls: type) -> type:
+    """A non-frozen copy of the dataclass `cls` (nested dataclass fields copied too): Hydra
+    merges group files into a schema's nodes, and a frozen dataclass makes them read-only."""
+    if cls not in _MUTABLE:
+        _MUTABLE[cls] = dataclasses.make_dataclass(cls.__name__, _fields_of(cls))
+    return _MUTABLE[cls]
+
+
+def _mutable_value(value: Any) -> Any:
+    """A default value with every dataclass in it replaced by its `_mutable` copy."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        schema = _mutable(type(value))
+        return schema(**{item.name: _mutable_value(getattr(value, item.name))
+                         for item in dataclasses.fields(value) if item.init})
+    return value
+
+
+def _fields_of(cls: type, exclude: tuple[str, ...] = ()) -> list[tuple[str, Any, Any]]:
+    """`cls`'s init fields as make_dataclass specs, with resolved annotations and defaults
+    (dataclass-typed fields as their `_mutable` copies)."""
+    hints = typing.get_type_hints(cls)
+    specs = []
+    for item in dataclasses.fields(cls):
+        if not item.init or item.name in exclude:
+            continue
+        hint = hints[item.name]
+        if dataclasses.is_dataclass(hint):
+            hint = _mutable(hint)
+        if item.default is not dataclasses.MISSING:
+            default = field(default=_mutable_value(item.default))
+        elif item.default_factory is not dataclasses.MISSING:
+            factory = item.default_factory
+            default = field(default_factory=lambda factory=factory: _mutable_value(factory()))
+        else:
+            default = field(default=None)
+        specs.append((item.name, hint, default))
+    return specs
+
+
+def _group(cls: type) -> tuple[type, Any]:
+    schema = _mutable(cls)
+    return schema, field(default_factory=schema)
+
+
+def _schema(name: str, top: type | None = None, exclude: tuple[str, ...] = (),
+            **groups: type) -> type:
+    """A dataclass with `top`'s fields at the top level and one field per group."""
+    specs = _fields_of(top, exclude) if top is not None else []
+    specs += [(group, *_group(cls)) for group, cls in groups.items()]
+    return dataclasses.make_dataclass(name, specs)
+
+
+# Top-level keys of the play subcommands besides their groups.
+MODEL = ("model", str | None, field(default=None))  # model file; null = the bundled champion
+KOMI = ("komi", Any, field(default=0))  # komi for White; play: auto = the model chooses
+COLOUR = ("colour", str, field(default="black"))  # play: black | white | auto
+
+
+def _with(schema: type, extra: list[tuple[str, Any, Any]], name: str) -> type:
+    return dataclasses.make_dataclass(name, extra, bases=(schema,))
+
+
+TRAIN_GROUPS = dict(board=BoardConfig, rules=RulesConfig, network=NetworkConfig,
+                    mcts=SearchConfig, selfplay=SelfPlayConfig, train=TrainConfig,
+                    runtime=RuntimeConfig, gating=TrainingGateConfig)
+
+SCHEMAS: dict[str, type] = {
+    "train": _schema("TrainSchema", LoopConfig, **TRAIN_GROUPS),
+    # The arena takes the training presets (preset=side4: their board, net and search), so
+    # it accepts their training keys too, and ignores them.
+    "arena": _schema("ArenaSchema", LoopConfig, **TRAIN_GROUPS, arena=ArenaConfig),
+    "komi": _schema("KomiSchema", KomiConfig, board=BoardConfig, rules=RulesConfig,
+                    mcts=SearchConfig),
+    "solve": _schema("SolveSchema", SolveConfig, board=BoardConfig, rules=RulesConfig),
+    "export": _schema("ExportSchema", ExportConfig, exclude=("side", "game_type", "scoring"),
+                      board=BoardConfig, rules=RulesConfig),
+    "gtp": _with(_schema("GtpGroups", board=BoardConfig, rules=RulesConfig,
+                         player=PlayerConfig), [MODEL, KOMI], "GtpSchema"),
+    "play": _with(_schema("PlayGroups", board=BoardConfig, rules=RulesConfig,
+                          player=PlayerConfig), [MODEL, KOMI, COLOUR], "PlaySchema"),
+    "serve": _with(_schema("ServeGroups", ServeConfig, player=PlayerConfig), [MODEL],
+                   "ServeSchema"),
+}
+
+# Group options that are exactly a schema's defaults need no YAML file.
+DEFAULT_OPTIONS: dict[str, type] = {
+    "selfplay": SelfPlayConfig,
+    "train": TrainConfig,
+    "player": PlayerConfig,
+}
+
+_registered = False
+
+
+def register_schemas() -> None:
+    """Store every schema in Hydra's ConfigStore (once per process)."""
+    global _registered
+    if _registered:
+        return
+    store = ConfigStore.instance()
+    for name, schema in SCHEMAS.items():
+        store.store(name=f"{name}_schema", node=schema)
+    for group, schema in DEFAULT_OPTIONS.items():
+        store.store(group=group, name="default", node=_mutable(schema))
+    _registered = True
+
+
+def registered_options(group: str) -> list[str]:
+    """Group options that live in the ConfigStore rather than in YAML files."""
+    return ["default"] if group in DEFAULT_OPTIONS else []
