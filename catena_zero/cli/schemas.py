@@ -95,44 +95,45 @@ def _group(cls: type) -> tuple[type, Any]:
     return schema, field(default_factory=schema)
 
 
-def _schema(name: str, top: type | None = None, exclude: tuple[str, ...] = (),
-            **groups: type) -> type:
-    """A dataclass with `top`'s fields at the top level and one field per group."""
-    specs = _fields_of(top, exclude) if top is not None else []
+@dataclass
+class PlayKeys:
+    """Top-level keys of the play subcommands (gtp, play, serve) besides their groups."""
+
+    model: str | None = None  # model file; null = the bundled champion; gtp: random = random moves
+    komi: Any = 0  # komi for White at start (in the rules' range); play: auto = the model's pick
+    colour: str = "black"  # play: your colour, black | white | auto (the model chooses its own)
+
+
+def _schema(name: str, *tops: tuple[type, tuple[str, ...]], **groups: type) -> type:
+    """A dataclass with the fields of each `(dataclass, excluded names)` of `tops` at the top
+    level and one field per group."""
+    specs = [spec for top, exclude in tops for spec in _fields_of(top, exclude)]
     specs += [(group, *_group(cls)) for group, cls in groups.items()]
     return dataclasses.make_dataclass(name, specs)
-
-
-# Top-level keys of the play subcommands besides their groups.
-MODEL = ("model", str | None, field(default=None))  # model file; null = the bundled champion
-KOMI = ("komi", Any, field(default=0))  # komi for White; play: auto = the model chooses
-COLOUR = ("colour", str, field(default="black"))  # play: black | white | auto
-
-
-def _with(schema: type, extra: list[tuple[str, Any, Any]], name: str) -> type:
-    return dataclasses.make_dataclass(name, extra, bases=(schema,))
 
 
 TRAIN_GROUPS = dict(board=BoardConfig, rules=RulesConfig, network=NetworkConfig,
                     mcts=SearchConfig, selfplay=SelfPlayConfig, train=TrainConfig,
                     runtime=RuntimeConfig, gating=TrainingGateConfig)
+RULES_GROUPS = dict(board=BoardConfig, rules=RulesConfig)
+
+# Each subcommand's schema: (its top-level key sources, its groups). The arena takes the
+# training presets (preset=side4: their board, net and search), so it accepts their training
+# keys too, and ignores them.
+LAYOUT: dict[str, tuple[tuple[tuple[type, tuple[str, ...]], ...], dict[str, type]]] = {
+    "train": (((LoopConfig, ()),), TRAIN_GROUPS),
+    "arena": (((LoopConfig, ()),), TRAIN_GROUPS | {"arena": ArenaConfig}),
+    "komi": (((KomiConfig, ()),), RULES_GROUPS | {"mcts": SearchConfig}),
+    "solve": (((SolveConfig, ()),), RULES_GROUPS),
+    "export": (((ExportConfig, ("side", "game_type", "scoring")),), RULES_GROUPS),
+    "gtp": (((PlayKeys, ("colour",)),), RULES_GROUPS | {"player": PlayerConfig}),
+    "play": (((PlayKeys, ()),), RULES_GROUPS | {"player": PlayerConfig}),
+    "serve": (((ServeConfig, ()), (PlayKeys, ("komi", "colour"))), {"player": PlayerConfig}),
+}
 
 SCHEMAS: dict[str, type] = {
-    "train": _schema("TrainSchema", LoopConfig, **TRAIN_GROUPS),
-    # The arena takes the training presets (preset=side4: their board, net and search), so
-    # it accepts their training keys too, and ignores them.
-    "arena": _schema("ArenaSchema", LoopConfig, **TRAIN_GROUPS, arena=ArenaConfig),
-    "komi": _schema("KomiSchema", KomiConfig, board=BoardConfig, rules=RulesConfig,
-                    mcts=SearchConfig),
-    "solve": _schema("SolveSchema", SolveConfig, board=BoardConfig, rules=RulesConfig),
-    "export": _schema("ExportSchema", ExportConfig, exclude=("side", "game_type", "scoring"),
-                      board=BoardConfig, rules=RulesConfig),
-    "gtp": _with(_schema("GtpGroups", board=BoardConfig, rules=RulesConfig,
-                         player=PlayerConfig), [MODEL, KOMI], "GtpSchema"),
-    "play": _with(_schema("PlayGroups", board=BoardConfig, rules=RulesConfig,
-                          player=PlayerConfig), [MODEL, KOMI, COLOUR], "PlaySchema"),
-    "serve": _with(_schema("ServeGroups", ServeConfig, player=PlayerConfig), [MODEL],
-                   "ServeSchema"),
+    name: _schema(f"{name.capitalize()}Schema", *tops, **groups)
+    for name, (tops, groups) in LAYOUT.items()
 }
 
 # Group options that are exactly a schema's defaults need no YAML file.
