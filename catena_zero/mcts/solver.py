@@ -26,14 +26,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-BLACK = 1
-WHITE = 2
+from catena_zero.rules import BLACK, GameType, Scoring
+
 INFINITY = 1 << 40
 CHUNK_BITS = 12  # symmetry lookup tables map 12-bit pieces of a position code
 CHUNK_MASK = (1 << CHUNK_BITS) - 1
 
-GAME_TYPES = ("komi", "nokomi", "double")
-SCORINGS = ("standard", "longest", "quadratic")
+GAME_TYPES = tuple(member.value for member in GameType)  # the rules' names, as strings
+SCORINGS = tuple(member.value for member in Scoring)
 
 
 class SolverBudgetExceeded(RuntimeError):

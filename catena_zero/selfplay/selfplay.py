@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from catena_zero.mcts.search import search
+from catena_zero.mcts.search import sample_actions, search
 from catena_zero.rules import BLACK, EMPTY, NO_ACTION, Engine, GameState, observe
 from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.selfplay.records import (
@@ -181,18 +181,8 @@ class SelfPlay:
         if not sample.any():
             return actions
         policy = np.asarray(policy_target, dtype=np.float64)[sample]  # [m, A]
-        legal = legal[sample]  # [m, A]
-        policy = np.where(legal, np.maximum(policy, 0.0), 0.0)
-        # p ** (1 / T) computed in log space so tiny probabilities do not underflow to NaN.
-        with np.errstate(divide="ignore"):
-            logits = np.log(policy) / temperature[sample][:, None]
-        logits -= logits.max(axis=1, keepdims=True)
-        weights = np.where(legal, np.exp(logits), 0.0)
-        weights /= weights.sum(axis=1, keepdims=True)
-        cumulative = np.cumsum(weights, axis=1)
-        draws = rng.random((weights.shape[0], 1))
-        sampled = np.minimum((cumulative < draws).sum(axis=1), weights.shape[1] - 1)
-        actions[sample] = sampled
+        policy = np.where(legal[sample], np.maximum(policy, 0.0), 0.0)
+        actions[sample] = sample_actions(policy, temperature[sample], rng)
         return actions
 
     def _finish(self, state: GameState, done: np.ndarray, game_ids: np.ndarray,
