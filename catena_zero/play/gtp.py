@@ -22,10 +22,11 @@ Extension hook (for model-backed players and analysis commands in other modules)
 Framing: each input line is cleaned as GTP 2 says (control characters dropped, tabs to
 spaces, `#` comments cut, blank lines skipped); an optional numeric id (ASCII digits) is
 echoed in the reply `=id text` / `?id message`, and every reply ends with a blank line.
-Input is hostile until proven otherwise: a line longer than MAX_LINE_CHARS is refused with
-`?` and skipped (read in bounded pieces, never held whole); numbers are ASCII digits only
-(no `²`, `５`, `١`, `1_0`, `1e1`); what a refusal echoes of the input is cut to
-ECHO_CHARS characters and escaped to ASCII; undecodable input bytes become U+FFFD.
+Input is hostile until proven otherwise: a line longer than MAX_LINE_CHARS (characters, or
+bytes on a binary stream) is refused with `?` and skipped (read in bounded pieces, never
+held whole); numbers are ASCII digits only (no `²`, `５`, `١`, `1_0`, `1e1`); what a
+refusal echoes of the input is cut to ECHO_CHARS characters and escaped to ASCII;
+undecodable input bytes become U+FFFD.
 Choices left open by RULES.md: `komi` accepts `7` or `7.0` but not `6.5` and keeps the
 stones on the board; `catena-set-rules` and `boardsize` clear the board and reset the komi
 to 0 only if it is outside the new range; `all_legal` for the colour not to move answers
@@ -239,14 +240,12 @@ class GtpEngine:
         self.finished = False
         read_line = _line_reader(input_stream)
         while True:
-            line = read_line()  # one line at a time: controllers wait for replies
+            line, cut = read_line()  # one line at a time: controllers wait for replies
             if not line:
                 break
-            if len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
-                while True:  # skip the rest of the line piece by piece: no quadratic cost
-                    rest = read_line()
-                    if not rest or rest.endswith("\n"):
-                        break
+            if cut:
+                while cut:  # skip the rest of the line piece by piece: no quadratic cost
+                    _, cut = read_line()
                 reply: str | None = _too_long(line)
             else:
                 reply = self.handle_line(line)
@@ -258,19 +257,28 @@ class GtpEngine:
                 break
 
 
-def _line_reader(stream) -> Callable[[], str]:
-    """A function returning the next line of `stream`, or its next MAX_LINE_CHARS + 1
-    characters when the line is longer ("" at the end)."""
+def _line_reader(stream) -> Callable[[], tuple[str, bool]]:
+    """A function returning the next piece of `stream` ("" at the end): a whole line, or
+    the next MAX_LINE_CHARS + 1 characters (bytes, on a binary stream) of a longer one,
+    with True for `the line goes on`."""
     binary = getattr(stream, "buffer", None)
     if binary is not None and hasattr(binary, "readline"):
-        return lambda: binary.readline(MAX_LINE_CHARS + 1).decode("utf-8", "replace")
-    return lambda: stream.readline(MAX_LINE_CHARS + 1)
+        def read_bytes() -> tuple[str, bool]:
+            piece = binary.readline(MAX_LINE_CHARS + 1)
+            cut = len(piece) > MAX_LINE_CHARS and not piece.endswith(b"\n")
+            return piece.decode("utf-8", "replace"), cut
+        return read_bytes
+
+    def read_text() -> tuple[str, bool]:
+        piece = stream.readline(MAX_LINE_CHARS + 1)
+        return piece, len(piece) > MAX_LINE_CHARS and not piece.endswith("\n")
+    return read_text
 
 
 def _too_long(line: str) -> str:
     first = line[:32].split()
     command_id = first[0] if first and ID_PATTERN.fullmatch(first[0]) else ""
-    return f"?{command_id} line too long: more than {MAX_LINE_CHARS} characters\n\n"
+    return f"?{command_id} line too long (over {MAX_LINE_CHARS // 1024} KiB): skipped\n\n"
 
 
 def _no_blank_lines(text: str) -> str:

@@ -96,6 +96,18 @@ def test_undecodable_bytes_on_a_binary_stream_get_a_refusal() -> None:
     assert engine.rules.side == 6
 
 
+def test_a_long_line_of_multibyte_characters_is_one_refusal() -> None:
+    # 40,000 two-byte characters: under the limit in characters, over it in bytes read.
+    line = ("4 boardsize 3 " + "\u00e9" * 40_000 + "\n").encode("utf-8")
+    stream = io.TextIOWrapper(io.BytesIO(line + b"5 name\n"), encoding="utf-8")
+    output = io.StringIO()
+    engine = GtpEngine()
+    engine.run(stream, output)
+    assert output.getvalue().split("\n\n")[:2] == [
+        "?4 line too long (over 64 KiB): skipped", "=5 catena_zero"]
+    assert engine.rules.side == 6
+
+
 def hostile_line(rng: random.Random, engine: GtpEngine) -> str:
     """One line of the fuzz: mostly malformed, sometimes a valid command to move the state."""
     board = engine.rules.board
