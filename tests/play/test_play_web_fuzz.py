@@ -152,9 +152,11 @@ def fuzz(count: int, seed: int, threads: int = 8, player=None) -> Counter:
         for _ in range(count // 2):
             one(rng)
 
+        rest = count - count // 2
+
         def worker(index: int) -> None:
             local = random.Random(seed * 1000 + index)
-            for _ in range((count - count // 2) // threads):
+            for _ in range(rest // threads + (index < rest % threads)):
                 one(local)
 
         pool = [threading.Thread(target=worker, args=(i,)) for i in range(threads)]
@@ -177,7 +179,9 @@ def fuzz(count: int, seed: int, threads: int = 8, player=None) -> Counter:
 def test_http_fuzz_of_1000_requests() -> None:
     start = time.monotonic()
     statuses = fuzz(1000, seed=1)
-    assert sum(statuses.values()) >= 1000 - 8  # 4 per thread left over by the split
+    # A refusal before the body was read (413) closes with bytes unread, which the kernel
+    # may turn into a reset; none happened in practice, a few are tolerated.
+    assert sum(statuses.values()) == 1000 and statuses["reset"] <= 10, statuses
     # The mix reaches games (200), refusals of every kind and foreign tokens (403).
     assert statuses[200] > 20 and statuses[400] > 200 and statuses[403] > 20, statuses
     assert statuses[405] > 20 and statuses[411] + statuses[413] > 5, statuses
