@@ -20,17 +20,23 @@ Extension hook (for model-backed players and analysis commands in other modules)
   point (`python -m catena_zero.play.gtp` runs it with the random player).
 
 Framing: each input line is cleaned as GTP 2 says (control characters dropped, tabs to
-spaces, `#` comments cut, blank lines skipped); an optional numeric id is echoed in the
-reply `=id text` / `?id message`, and every reply ends with a blank line. Choices left
-open by RULES.md: `komi` accepts `7` or `7.0` but not `6.5` and keeps the stones on the
-board; `catena-set-rules` and `boardsize` clear the board and reset the komi to 0 only if
-it is outside the new range; `all_legal` for the colour not to move answers empty (that
-colour has no legal move now); `genmove` and `play` on a finished game are refused;
-`final_score` before the end is refused.
+spaces, `#` comments cut, blank lines skipped); an optional numeric id (ASCII digits) is
+echoed in the reply `=id text` / `?id message`, and every reply ends with a blank line.
+Input is hostile until proven otherwise: a line longer than MAX_LINE_CHARS (characters, or
+bytes on a binary stream) is refused with `?` and skipped (read in bounded pieces, never
+held whole); numbers are ASCII digits only (no `²`, `５`, `١`, `1_0`, `1e1`); what a
+refusal echoes of the input is cut to ECHO_CHARS characters and escaped to ASCII;
+undecodable input bytes become U+FFFD.
+Choices left open by RULES.md: `komi` accepts `7` or `7.0` but not `6.5` and keeps the
+stones on the board; `catena-set-rules` and `boardsize` clear the board and reset the komi
+to 0 only if it is outside the new range; `all_legal` for the colour not to move answers
+empty (that colour has no legal move now); `genmove` and `play` on a finished game are
+refused; `final_score` before the end is refused.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable
 from typing import Protocol, TextIO
@@ -43,6 +49,13 @@ from catena_zero.rules import BLACK, WHITE, Game, Rules
 PROTOCOL_VERSION = "2"
 COLOUR_WORDS = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}
 COLOUR_LABELS = {BLACK: "Black", WHITE: "White"}
+MAX_LINE_CHARS = 65536  # longer command lines are refused and skipped
+ECHO_CHARS = 40  # at most this much of a client's text is echoed back in a refusal
+MAX_MESSAGE_CHARS = 400  # a `?` message is cut here, whatever a handler put in it
+ID_PATTERN = re.compile(r"[0-9]{1,18}")  # longer ids are not numbers a controller sends
+INTEGER_PATTERN = re.compile(r"[+-]?[0-9]+")
+WHOLE_NUMBER_PATTERN = re.compile(r"[+-]?([0-9]+)(?:\.([0-9]*))?")  # 7, -3, 7.0, 7.
+MAX_DIGITS = 9  # larger numbers are out of every range here; int() is never asked for more
 
 
 class GtpError(Exception):
@@ -65,6 +78,37 @@ class RandomPlayer:
 
 
 Handler = Callable[["GtpEngine", list[str]], str]
+
+
+def shown(text: str) -> str:
+    """A client's text as a refusal may echo it: at most ECHO_CHARS characters, ASCII."""
+    text = str(text)
+    cut = text[:ECHO_CHARS] + ("..." if len(text) > ECHO_CHARS else "")
+    return cut.encode("ascii", "backslashreplace").decode("ascii")
+
+
+def parse_integer(text: str, name: str, low: int, high: int) -> int:
+    """`[+-]?[0-9]+` in low..high -> int; GtpError naming `name` otherwise.
+
+    Only ASCII digits: Python's int() also reads '５', '١' and '1_0', which no GTP
+    controller means."""
+    if not INTEGER_PATTERN.fullmatch(text):
+        raise GtpError(f"{name} must be a whole number, got {shown(text)!r}")
+    if len(text.lstrip("+-").lstrip("0")) > MAX_DIGITS or not low <= int(text) <= high:
+        raise GtpError(f"{name} must be in {low}..{high}, got {shown(text)}")
+    return int(text)
+
+
+def parse_whole_number(text: str, name: str) -> int:
+    """`7`, `-3`, `7.0` or `7.` -> int (a GTP float with no fraction); GtpError otherwise."""
+    match = WHOLE_NUMBER_PATTERN.fullmatch(text)
+    if match is None:
+        raise GtpError(f"{name} {shown(text)!r} is not a number")
+    if match.group(2) and match.group(2).strip("0"):
+        raise GtpError(f"{name} {shown(text)!r} must be a whole number")
+    if len(match.group(1).lstrip("0")) > MAX_DIGITS:
+        raise GtpError(f"{name} {shown(text)} is out of range")
+    return int(text.split(".", 1)[0])
 
 
 def _clean_line(line: str) -> str:
@@ -121,7 +165,7 @@ class GtpEngine:
     def parse_colour(self, text: str) -> int:
         colour = COLOUR_WORDS.get(text.lower())
         if colour is None:
-            raise GtpError(f"invalid color {text!r} (expected b, w, black or white)")
+            raise GtpError(f"invalid color {shown(text)!r} (expected b, w, black or white)")
         return colour
 
     def new_game(self, rules: Rules | None = None, komi: int | None = None) -> None:
@@ -140,7 +184,7 @@ class GtpEngine:
         """Run one command; raises GtpError for a `?` reply, leaving everything unchanged."""
         handler = self.commands.get(command)
         if handler is None:
-            raise GtpError(f"unknown command: {command}")
+            raise GtpError(f"unknown command: {shown(command)}")
         saved = (self.rules, self.komi, self.game, list(self.game.history))
         try:
             return handler(self, args)
@@ -166,36 +210,75 @@ class GtpEngine:
 
     def handle_line(self, line: str) -> str | None:
         """The full reply (ending in a blank line) to one input line; None if it is empty."""
+        if len(line.rstrip("\r\n")) > MAX_LINE_CHARS:
+            return _too_long(line)
         line = _clean_line(line)
         if not line:
             return None
         tokens = line.split()
         command_id = ""
-        if tokens[0].isdigit():
+        if ID_PATTERN.fullmatch(tokens[0]):
             command_id = tokens.pop(0)
         if not tokens:
             return f"?{command_id} missing command\n\n"
         try:
             text = self.execute(tokens[0], tokens[1:])
         except GtpError as error:
-            return f"?{command_id} {_no_blank_lines(str(error))}\n\n"
+            message = _no_blank_lines(str(error))
+            if len(message) > MAX_MESSAGE_CHARS:
+                message = message[:MAX_MESSAGE_CHARS] + "..."
+            message = message.encode("ascii", "backslashreplace").decode("ascii")
+            return f"?{command_id} {message}\n\n"
         text = _no_blank_lines(text)
         return f"={command_id} {text}\n\n" if text else f"={command_id}\n\n"
 
     def run(self, input_stream: TextIO, output_stream: TextIO) -> None:
-        """Answer commands from `input_stream` until `quit` or end of input."""
+        """Answer commands from `input_stream` until `quit` or end of input.
+
+        A stream with a binary `buffer` (sys.stdin) is read as bytes and decoded with
+        replacement, so bytes that are not UTF-8 get a `?` instead of ending the engine."""
         self.finished = False
+        read_line = _line_reader(input_stream)
         while True:
-            line = input_stream.readline()  # one line at a time: controllers wait for replies
+            line, cut = read_line()  # one line at a time: controllers wait for replies
             if not line:
                 break
-            reply = self.handle_line(line)
+            if cut:
+                while cut:  # skip the rest of the line piece by piece: no quadratic cost
+                    _, cut = read_line()
+                reply: str | None = _too_long(line)
+            else:
+                reply = self.handle_line(line)
             if reply is None:
                 continue
             output_stream.write(reply)
             output_stream.flush()
             if self.finished:
                 break
+
+
+def _line_reader(stream) -> Callable[[], tuple[str, bool]]:
+    """A function returning the next piece of `stream` ("" at the end): a whole line, or
+    the next MAX_LINE_CHARS + 1 characters (bytes, on a binary stream) of a longer one,
+    with True for `the line goes on`."""
+    binary = getattr(stream, "buffer", None)
+    if binary is not None and hasattr(binary, "readline"):
+        def read_bytes() -> tuple[str, bool]:
+            piece = binary.readline(MAX_LINE_CHARS + 1)
+            cut = len(piece) > MAX_LINE_CHARS and not piece.endswith(b"\n")
+            return piece.decode("utf-8", "replace"), cut
+        return read_bytes
+
+    def read_text() -> tuple[str, bool]:
+        piece = stream.readline(MAX_LINE_CHARS + 1)
+        return piece, len(piece) > MAX_LINE_CHARS and not piece.endswith("\n")
+    return read_text
+
+
+def _too_long(line: str) -> str:
+    first = line[:32].split()
+    command_id = first[0] if first and ID_PATTERN.fullmatch(first[0]) else ""
+    return f"?{command_id} line too long (over {MAX_LINE_CHARS // 1024} KiB): skipped\n\n"
 
 
 def _no_blank_lines(text: str) -> str:
@@ -221,8 +304,9 @@ def _quit(engine: GtpEngine, args: list[str]) -> str:
 
 def _boardsize(engine: GtpEngine, args: list[str]) -> str:
     _expect(args, 1, "boardsize N")
-    if not args[0].isdigit() or not 2 <= int(args[0]) <= 10:
-        raise GtpError(f"unacceptable size {args[0]!r} (board side must be 2..10)")
+    text = args[0]
+    if not INTEGER_PATTERN.fullmatch(text) or len(text) > 3 or not 2 <= int(text) <= 10:
+        raise GtpError(f"unacceptable size {shown(args[0])!r} (board side must be 2..10)")
     rules = Rules(side=int(args[0]), game_type=engine.rules.game_type,
                   scoring=engine.rules.scoring)
     engine.new_game(rules)
@@ -237,13 +321,7 @@ def _clear_board(engine: GtpEngine, args: list[str]) -> str:
 
 def _komi(engine: GtpEngine, args: list[str]) -> str:
     _expect(args, 1, "komi K")
-    try:
-        value = float(args[0])
-    except ValueError as error:
-        raise GtpError(f"komi {args[0]!r} is not a number") from error
-    if not value.is_integer():
-        raise GtpError(f"komi {args[0]!r} must be a whole number")
-    komi = int(value)
+    komi = parse_whole_number(args[0], "komi")
     engine.rules.validate_komi(komi)
     history = list(engine.game.history)
     game = Game(engine.rules, komi=komi)
@@ -255,7 +333,16 @@ def _komi(engine: GtpEngine, args: list[str]) -> str:
 
 def _set_rules(engine: GtpEngine, args: list[str]) -> str:
     _expect(args, 2, "catena-set-rules komi|nokomi|double standard|longest|quadratic")
-    rules = Rules(side=engine.rules.side, game_type=args[0].lower(), scoring=args[1].lower())
+    try:
+        rules = Rules(side=engine.rules.side, game_type=args[0].lower(),
+                      scoring=args[1].lower())
+    except ValueError as error:
+        if max(len(args[0]), len(args[1])) <= ECHO_CHARS:
+            raise
+        # The rules' own message would repeat the names in full.
+        raise GtpError(f"unknown rules {shown(args[0])} {shown(args[1])}: game type is "
+                       f"komi, nokomi or double, scoring standard, longest or quadratic") \
+            from error
     engine.new_game(rules)
     return ""
 
@@ -277,9 +364,10 @@ def _play(engine: GtpEngine, args: list[str]) -> str:
     try:
         action = engine.game.parse_action(move)
     except ValueError as error:
-        raise GtpError(f"invalid vertex {args[1]!r}: {error}") from error
+        detail = f": {error}" if len(args[1]) <= ECHO_CHARS else ""
+        raise GtpError(f"invalid vertex {shown(args[1])!r}{detail}") from error
     if action not in engine.game.legal_actions():
-        raise GtpError(f"illegal move {args[1]}")
+        raise GtpError(f"illegal move {shown(args[1])}")
     engine.game.play(action)
     return ""
 

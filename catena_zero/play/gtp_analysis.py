@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-from catena_zero.play.gtp import GtpError
+from catena_zero.play.gtp import GtpError, parse_integer
 from catena_zero.play.session import COLOUR_NAMES
 
 ANALYZE = "catena-analyze"
@@ -34,16 +34,6 @@ def _game(engine):
     return engine.game
 
 
-def _number(text: str, name: str, low: int, high: int) -> int:
-    try:
-        value = int(text)
-    except ValueError as error:
-        raise GtpError(f"{name} must be a whole number, got {text!r}") from error
-    if not low <= value <= high:
-        raise GtpError(f"{name} must be in {low}..{high}, got {value}")
-    return value
-
-
 def _format_winrate(value: float) -> str:
     return "nan" if math.isnan(value) else f"{value:.4f}"
 
@@ -52,8 +42,9 @@ def analyze_command(player):
     def handler(engine, args: list[str]) -> str:
         if len(args) > 2:
             raise GtpError(f"usage: {ANALYZE} [SIMULATIONS [TOP]]")
-        simulations = _number(args[0], "simulations", 1, MAX_ANALYSIS_SIMULATIONS) if args else None
-        top = _number(args[1], "top", 1, 1000) if len(args) > 1 else None
+        simulations = (parse_integer(args[0], "simulations", 1, MAX_ANALYSIS_SIMULATIONS)
+                       if args else None)
+        top = parse_integer(args[1], "top", 1, 1000) if len(args) > 1 else None
         game = _game(engine)
         if game.is_over:
             raise GtpError("the game is over; there is nothing to analyse")

@@ -14,6 +14,7 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from catena_zero.rules import BLACK, WHITE, GameType, Rules
@@ -100,12 +101,16 @@ class PlaySession:
 
     # -- actions -----------------------------------------------------------------------
 
-    def human_move(self, move: str | int) -> list[str]:
+    def human_move(self, move: str | int,
+                   played: Callable[[], None] | None = None) -> list[str]:
         """Play the person's move (cell name, "button"/"pass" or action) and the model's reply.
 
         Nothing changes and SessionError is raised when the game is over, it is not the
         person's turn or the move is illegal; ValueError when the move is malformed.
-        Returns the model's reply moves.
+        `played`, if given, is called with the person's move on the board, before the model
+        searches (the web server shows that position meanwhile). If the reply fails, the
+        person's move is taken back too, so the session is as before. Returns the model's
+        reply moves.
         """
         if self.game.is_over:
             raise SessionError("the game is over; start a new game")
@@ -116,18 +121,38 @@ class PlaySession:
         action = self.game.parse_action(move)
         if action not in self.game.legal_actions():
             raise SessionError(f"illegal move {board.action_name(action)}")
+        mark = self._mark()
         self.game.play(action)
         self.events.append(Event("human", "move", action))
-        return self.model_reply()
+        return self._reply_or_roll_back(mark, played)
 
-    def human_swap(self) -> list[str]:
-        """The person, second player of nokomi, takes Black (the opening stone)."""
+    def human_swap(self, played: Callable[[], None] | None = None) -> list[str]:
+        """The person, second player of nokomi, takes Black (the opening stone); `played`
+        and a failing reply as in human_move."""
         if not self.swap_available() or not self.human_to_move():
             raise SessionError("no swap is possible now (only the second player of nokomi, "
                                "right after the opening stone)")
+        mark = self._mark()
         self.human = BLACK
         self.events.append(Event("human", "swap"))
-        return self.model_reply()
+        return self._reply_or_roll_back(mark, played)
+
+    def _mark(self) -> tuple[int, int, list[str], list[str]]:
+        return len(self.events), self.human, list(self.model_moves), list(self.notes)
+
+    def _reply_or_roll_back(self, mark, played: Callable[[], None] | None) -> list[str]:
+        try:
+            if played is not None:
+                played()
+            return self.model_reply()
+        except BaseException:
+            # A failing model (or an interrupt) must not leave the game half-answered,
+            # with the model to move and nobody to play: back to before the person's turn.
+            count, human, model_moves, notes = mark
+            while len(self.events) > count:
+                self._revert(self.events.pop())
+            self.human, self.model_moves, self.notes = human, model_moves, notes
+            raise
 
     def model_reply(self) -> list[str]:
         """Let the model play every action it owes (and decide the nokomi swap)."""

@@ -6,22 +6,41 @@ Routes (every API answer is JSON; errors are `{"error": message}` with a 4xx sta
     GET  /static/<file>         app.js, style.css
     GET  /api/info              sides with a model, variants, komi ranges
     POST /api/new               {side, game_type, scoring, komi: int | "auto",
-                                 colour: "black" | "white" | "auto"} -> game state
-    GET  /api/state?game=ID     game state
+                                 colour: "black" | "white" | "auto"} -> game state + token
+    GET  /api/state?game=ID     game state (answers at once; "thinking" while the model
+                                searches in that game)
     POST /api/move              {game, move: "F6" | "button"} -> state after the model's reply
     POST /api/swap              {game}   (nokomi: the second player takes the opening stone)
     POST /api/undo              {game}
 
-A malformed body, an unknown game, an illegal move or a move out of turn gets 400/404/409
-with a message and changes nothing; an unexpected failure gets 500 and the server goes on.
+Every request about a game sends the token `/api/new` gave in the `X-Catena-Token` header;
+web_games.py says who owns a game, which games make room for new ones and how games run
+side by side without waiting for each other.
+
+Bad requests get a 4xx JSON answer with a message and change nothing: malformed or deeply
+nested JSON, numbers over 18 digits, NaN/Infinity, text that is not UTF-8, wrong types
+(400); a missing or foreign token (403); an unknown game or page (404); another method
+(405 with `Allow`); a request not sent within `request_timeout` (408, or the connection
+is closed); a game busy or a move refused (409); no Content-Length but a body (411); a
+body over MAX_BODY_BYTES (413). http.server's own refusals (bad request line, too many
+headers, HTTP/2) are answered in JSON too. Only when every game is in use (`/api/new`) or
+`max_connections` connections are open does the server say 503; a server bug answers 500
+and the server goes on.
+
+Connections: each has `request_timeout` seconds to deliver a whole request (line, headers,
+body), however slowly it trickles in, so idle and slow-loris connections are closed; at
+most `max_connections` are served at once (one thread each), more are refused with 503.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import re
+import socket
+import sys
 import threading
-import uuid
-from collections import OrderedDict
+import time
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,11 +48,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-import numpy as np
-
-from catena_zero.export.model_file import ModelFileError
-from catena_zero.play.session import COLOUR_NAMES, PlaySession, SessionError
-from catena_zero.rules import GameType, Rules, Scoring
+from catena_zero.play.web_games import ApiError, PlayService, shown
 
 STATIC_DIRECTORY = Path(__file__).resolve().parent / "static"
 STATIC_FILES = {
@@ -42,257 +57,291 @@ STATIC_FILES = {
     "style.css": "text/css; charset=utf-8",
 }
 MAX_BODY_BYTES = 16384
+MAX_NESTING = 16  # the API's bodies are flat objects; deeper JSON is refused unparsed
+MAX_NUMBER_DIGITS = 18
+TOKEN_HEADER = "X-Catena-Token"
+GET_ROUTES = ("/api/info", "/api/state")
+POST_ROUTES = ("/api/new", "/api/move", "/api/swap", "/api/undo")
+CONTENT_LENGTH_PATTERN = re.compile(r"[0-9]{1,12}")
 
 
 @dataclass
 class ServeConfig:
     host: str = "127.0.0.1"  # interface to listen on (127.0.0.1 = this machine only)
     port: int = 8765  # TCP port (0 = any free port)
-    max_games: int = 64  # games kept in memory; the least recently used is dropped beyond it
+    max_games: int = 64  # games kept in memory; when full an idle one makes room, else 503
+    games_per_token: int = 4  # games one page (token) holds; its oldest makes room for more
+    idle_seconds: float = 600.0  # a game unused this long may make room for a new one
+    request_timeout: float = 30.0  # seconds a connection has to send each whole request
+    max_connections: int = 32  # connections served at once (a thread each); more get 503
 
     def __post_init__(self) -> None:
         if not isinstance(self.port, int) or not 0 <= self.port <= 65535:
             raise ValueError(f"port must be in 0..65535, got {self.port!r}")
-        if not isinstance(self.max_games, int) or self.max_games < 1:
-            raise ValueError(f"max_games must be >= 1, got {self.max_games!r}")
+        for name in ("max_games", "games_per_token", "max_connections"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be >= 1, got {value!r}")
+        for name in ("idle_seconds", "request_timeout"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+                raise ValueError(f"{name} must be a number of seconds >= 0, got {value!r}")
+        if not self.request_timeout > 0:
+            raise ValueError(f"request_timeout must be > 0, got {self.request_timeout!r}")
 
 
-class ApiError(Exception):
-    """An HTTP error answer: status and message."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-class PlayService:
-    """The games of one server, behind one lock (the model runs one search at a time)."""
-
-    def __init__(self, player, max_games: int = 64) -> None:
-        self.player = player
-        self.max_games = max_games
-        self.games: OrderedDict[str, PlaySession] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def info(self) -> dict[str, Any]:
-        sides = self.player.library.sides()
-        return {
-            "sides": sides,
-            "models": {str(side): self.player.library.describe(side) for side in sides},
-            "game_types": [g.value for g in GameType],
-            "scorings": [s.value for s in Scoring],
-            "komi_ranges": {
-                f"{g.value}/{s.value}": list(Rules(side=sides[0] if sides else 6, game_type=g,
-                                                   scoring=s).komi_range)
-                for g in GameType for s in Scoring
-            },
-        }
-
-    def new_game(self, body: dict[str, Any]) -> dict[str, Any]:
-        side = _field(body, "side", int, 6)
-        game_type = _field(body, "game_type", str, "komi")
-        scoring = _field(body, "scoring", str, "standard")
-        colour = _field(body, "colour", str, "black").lower()
-        komi_value = body.get("komi", 0)
-        if colour not in ("black", "white", "auto"):
-            raise ApiError(400, f"colour must be black, white or auto, got {colour!r}")
-        try:
-            rules = Rules(side=side, game_type=game_type, scoring=scoring)
-            if komi_value == "auto":
-                komi = None
-            elif isinstance(komi_value, int) and not isinstance(komi_value, bool):
-                rules.validate_komi(komi_value)
-                komi = komi_value
-            else:
-                raise ApiError(400, f"komi must be a whole number or \"auto\", got {komi_value!r}")
-            self.player.library.get(side)  # refuse a side without a model before playing
-        except (ModelFileError, ValueError) as error:
-            raise ApiError(400, str(error)) from error
-        with self.lock:
-            try:
-                session = PlaySession(self.player, rules, komi=komi, human_colour=colour)
-            except (SessionError, ValueError) as error:
-                raise ApiError(400, str(error)) from error
-            game_id = uuid.uuid4().hex[:12]
-            self.games[game_id] = session
-            while len(self.games) > self.max_games:
-                self.games.popitem(last=False)
-            return self._state(game_id, session)
-
-    def _session(self, game_id: Any) -> PlaySession:
-        if not isinstance(game_id, str) or game_id not in self.games:
-            raise ApiError(404, f"unknown game {game_id!r}; start a new game")
-        self.games.move_to_end(game_id)
-        return self.games[game_id]
-
-    def state(self, game_id: Any) -> dict[str, Any]:
-        with self.lock:
-            return self._state(game_id, self._session(game_id))
-
-    def move(self, body: dict[str, Any]) -> dict[str, Any]:
-        move = body.get("move")
-        if not isinstance(move, str) or not move.strip() or len(move) > 16:
-            raise ApiError(400, f"move must be a cell name like \"F6\" or \"button\", got {move!r}")
-        with self.lock:
-            session = self._session(body.get("game"))
-            self._apply(session.human_move, move.strip())
-            return self._state(body["game"], session)
-
-    def swap(self, body: dict[str, Any]) -> dict[str, Any]:
-        with self.lock:
-            session = self._session(body.get("game"))
-            self._apply(session.human_swap)
-            return self._state(body["game"], session)
-
-    def undo(self, body: dict[str, Any]) -> dict[str, Any]:
-        with self.lock:
-            session = self._session(body.get("game"))
-            self._apply(session.undo)
-            return self._state(body["game"], session)
-
-    @staticmethod
-    def _apply(function, *arguments) -> None:
-        try:
-            function(*arguments)
-        except SessionError as error:
-            raise ApiError(409, str(error)) from error
-        except ValueError as error:
-            raise ApiError(400, str(error)) from error
-
-    def _state(self, game_id: str, session: PlaySession) -> dict[str, Any]:
-        game = session.game
-        rules = session.rules
-        board = rules.board
-        state = game.state
-        legal = np.zeros(board.num_actions, dtype=bool)
-        if session.human_to_move():
-            legal[game.legal_actions()] = True
-        evaluation = self.player.evaluate(game)
-        button = int(state.button[0])
-        return {
-            "game": game_id,
-            "side": rules.side,
-            "game_type": rules.game_type.value,
-            "scoring": rules.scoring.value,
-            "komi": int(state.komi[0]),
-            "human": COLOUR_NAMES[session.human],
-            "to_move": COLOUR_NAMES[int(game.to_move)],
-            "over": bool(game.is_over),
-            "result": game.result_string() if game.is_over else None,
-            "cells": [board.cell_name(i) for i in range(board.num_cells)],
-            "coords": board.coords.tolist(),
-            "stones": state.stones[0].astype(int).tolist(),
-            "limited": state.limited[0].astype(bool).tolist(),
-            "legal": legal[: board.num_cells].tolist(),
-            "button_legal": bool(legal[board.button_action]),
-            "button_holder": COLOUR_NAMES.get(button),
-            "has_button": bool(rules.has_button),
-            "history": [board.action_name(a) for a in game.history],
-            "model_moves": list(session.model_moves),
-            "notes": list(session.notes),
-            "can_swap": session.swap_available() and session.human_to_move(),
-            "can_undo": session.can_undo(),
-            "eval": {
-                "winrate_black": round(float(evaluation.winrate_black), 4),
-                "score_lead_black": round(float(evaluation.score_lead_black), 2),
-                "ownership_black": np.round(evaluation.ownership_black, 3).tolist(),
-            },
-        }
+def parse_body(raw: bytes) -> dict[str, Any]:
+    """A request body -> its JSON object; ApiError 400 naming what is wrong otherwise."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ApiError(400, f"request body is not UTF-8: {error.reason} at byte "
+                            f"{error.start}") from error
+    if _nesting(text) > MAX_NESTING:
+        raise ApiError(400, f"request body nests deeper than {MAX_NESTING} levels")
+    try:
+        body = json.loads(text or "{}", parse_int=_bounded_int, parse_constant=_no_constant)
+    except json.JSONDecodeError as error:
+        raise ApiError(400, f"request body is not valid JSON: {error}") from error
+    except RecursionError as error:  # _nesting already refuses this; json must not 500
+        raise ApiError(400, "request body nests too deeply") from error
+    if not isinstance(body, dict):
+        raise ApiError(400, "request body must be a JSON object")
+    return body
 
 
-def _field(body: dict[str, Any], name: str, kind: type, default: Any) -> Any:
-    value = body.get(name, default)
-    if kind is int and isinstance(value, bool) or not isinstance(value, kind):
-        expected = "a whole number" if kind is int else "a string"
-        raise ApiError(400, f"{name} must be {expected}, got {value!r}")
-    return value
+def _nesting(text: str) -> int:
+    """The deepest [ / { nesting of JSON text (brackets inside strings do not count)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for character in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif character == "\\":
+                escaped = True
+            elif character == '"':
+                in_string = False
+        elif character == '"':
+            in_string = True
+        elif character in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif character in "]}":
+            depth -= 1
+    return deepest
+
+
+def _bounded_int(text: str) -> int:
+    # int() refuses over 4300 digits with a ValueError, and no field needs more than a few.
+    if len(text.lstrip("-")) > MAX_NUMBER_DIGITS:
+        raise ApiError(400, f"numbers in the request body may have at most "
+                            f"{MAX_NUMBER_DIGITS} digits")
+    return int(text)
+
+
+def _no_constant(name: str) -> None:
+    raise ApiError(400, f"{name} is not a JSON number")
+
+
+class _DeadlineReader(io.RawIOBase):
+    """A connection's input that times out at `deadline` (time.monotonic()), however
+    slowly the bytes trickle in: a per-recv timeout alone lets a slow-loris client, one
+    byte every few seconds, keep a thread forever."""
+
+    def __init__(self, connection: socket.socket) -> None:
+        self.connection = connection
+        self.deadline = float("inf")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("the request did not arrive in time")
+        self.connection.settimeout(remaining)
+        return self.connection.recv_into(buffer)
 
 
 class _Handler(BaseHTTPRequestHandler):
     service: PlayService  # set on the subclass made by make_server
+    timeout: float  # StreamRequestHandler's socket timeout, = request_timeout
     server_version = "catena-zero"
 
     def log_message(self, format: str, *args: Any) -> None:  # keep the terminal quiet
         pass
 
+    def setup(self) -> None:
+        super().setup()
+        self.rfile.close()
+        self.reader = _DeadlineReader(self.connection)
+        self.rfile = io.BufferedReader(self.reader)
+
+    def handle_one_request(self) -> None:
+        # The clock starts when the server waits for the request, so an idle connection
+        # closes after `timeout` too.
+        self.reader.deadline = time.monotonic() + self.timeout
+        super().handle_one_request()
+
     def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
-        self._dispatch("GET")
+        self._dispatch()
 
     def do_POST(self) -> None:  # noqa: N802
-        self._dispatch("POST")
+        self._dispatch()
 
-    def _dispatch(self, method: str) -> None:
+    def __getattr__(self, name: str):
+        # Any other method (HEAD, PUT, DELETE, OPTIONS, PATCH, anything): http.server would
+        # answer 501 "unsupported method"; the routes answer 405 with Allow instead.
+        if name.startswith("do_"):
+            return self._dispatch
+        raise AttributeError(name)
+
+    def _dispatch(self) -> None:
         try:
-            url = urlparse(self.path)
+            try:
+                url = urlparse(self.path)
+                query = parse_qs(url.query, max_num_fields=8)
+            except ValueError as error:
+                raise ApiError(400, f"malformed path: {error}") from error
             route = url.path
-            if method == "GET" and route in ("/", "/index.html"):
+            allowed = self._allowed(route)
+            if allowed is None:
+                raise ApiError(404, f"no such page {shown(route)}")
+            if self.command != allowed:
+                raise ApiError(405, f"{shown(route)} takes {allowed}", {"Allow": allowed})
+            if route in ("/", "/index.html"):
                 return self._static("index.html")
-            if method == "GET" and route.startswith("/static/"):
+            if route.startswith("/static/"):
                 return self._static(route[len("/static/"):])
-            routes_get = {"/api/info": lambda: self.service.info(),
-                          "/api/state": lambda: self.service.state(
-                              parse_qs(url.query).get("game", [None])[0])}
-            routes_post = {"/api/new": self.service.new_game, "/api/move": self.service.move,
-                           "/api/swap": self.service.swap, "/api/undo": self.service.undo}
-            if route in routes_get:
-                if method != "GET":
-                    raise ApiError(405, f"{route} takes GET")
-                return self._json(200, routes_get[route]())
-            if route in routes_post:
-                if method != "POST":
-                    raise ApiError(405, f"{route} takes POST")
-                return self._json(200, routes_post[route](self._body()))
-            raise ApiError(404, f"no such page {route!r}")
+            token = self.headers.get(TOKEN_HEADER)
+            if route == "/api/info":
+                return self._json(200, self.service.info())
+            if route == "/api/state":
+                return self._json(200, self.service.state(query.get("game", [None])[0], token))
+            change = {"/api/new": self.service.new_game, "/api/move": self.service.move,
+                      "/api/swap": self.service.swap, "/api/undo": self.service.undo}[route]
+            return self._json(200, change(self._body(), token))
         except ApiError as error:
-            self._json(error.status, {"error": error.message})
+            self._json(error.status, {"error": error.message}, error.headers)
+        except (ConnectionError, TimeoutError):
+            raise  # the client went away or stopped reading: nobody to answer
         except Exception as error:  # a bug must not take the server down
             self._json(500, {"error": f"internal error: {type(error).__name__}: {error}"})
 
+    @staticmethod
+    def _allowed(route: str) -> str | None:
+        """The method a route takes, None for no such route."""
+        if route in ("/", "/index.html") or route.startswith("/static/") or route in GET_ROUTES:
+            return "GET"
+        return "POST" if route in POST_ROUTES else None
+
     def _body(self) -> dict[str, Any]:
-        try:
-            length = int(self.headers.get("Content-Length", "0"))
-        except ValueError as error:
-            raise ApiError(400, "bad Content-Length") from error
-        if length < 0 or length > MAX_BODY_BYTES:
+        if self.headers.get("Transfer-Encoding") is not None:
+            raise ApiError(411, "send the body with a Content-Length (no transfer encoding)")
+        lengths = [text.strip(" \t") for text in self.headers.get_all("Content-Length", [])]
+        if len(lengths) > 1 or lengths and not CONTENT_LENGTH_PATTERN.fullmatch(lengths[0]):
+            raise ApiError(400, "bad Content-Length: one whole number of bytes is needed")
+        length = int(lengths[0]) if lengths else 0
+        if length > MAX_BODY_BYTES:
             raise ApiError(413, f"request body must be at most {MAX_BODY_BYTES} bytes")
-        raw = self.rfile.read(length) if length else b""
         try:
-            body = json.loads(raw.decode("utf-8") or "{}")
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise ApiError(400, f"request body is not valid JSON: {error}") from error
-        if not isinstance(body, dict):
-            raise ApiError(400, "request body must be a JSON object")
-        return body
+            raw = self.rfile.read(length) if length else b""
+        except TimeoutError as error:
+            raise ApiError(408, f"the request body did not arrive within "
+                                f"{self.timeout:g} s") from error
+        if len(raw) < length:
+            raise ApiError(400, f"the request body ended after {len(raw)} of {length} bytes")
+        return parse_body(raw)
 
     def _static(self, name: str) -> None:
         if name not in STATIC_FILES:
-            raise ApiError(404, f"no such file {name!r}")
-        data = (STATIC_DIRECTORY / name).read_bytes()
-        self.send_response(200)
-        self.send_header("Content-Type", STATIC_FILES[name])
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("Cache-Control", "no-store")
-        self.end_headers()
-        self.wfile.write(data)
+            raise ApiError(404, f"no such file {shown(name)}")
+        self._send(200, (STATIC_DIRECTORY / name).read_bytes(), STATIC_FILES[name])
 
-    def _json(self, status: int, payload: dict[str, Any]) -> None:
-        data = json.dumps(payload).encode("utf-8")
+    def _json(self, status: int, payload: dict[str, Any],
+              headers: dict[str, str] | None = None) -> None:
+        self._send(status, json.dumps(payload).encode("utf-8"), "application/json", headers)
+
+    def _send(self, status: int, data: bytes, kind: str,
+              headers: dict[str, str] | None = None) -> None:
+        self.connection.settimeout(self.timeout)  # a client that stops reading is let go
+        if status >= 400:
+            self.close_connection = True  # what is left of the request is not read
         self.send_response(status, HTTPStatus(status).phrase)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Cache-Control", "no-store")
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
-        self.wfile.write(data)
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def send_error(self, code: int, message: str | None = None,
+                   explain: str | None = None) -> None:
+        """http.server's own refusals (malformed request line or headers), in JSON."""
+        if code >= 500:  # 505 for HTTP/2.0: the client's request is at fault, not the server
+            code = 400
+        if self.request_version == "HTTP/0.9":  # the request line was unreadable: answer
+            self.request_version = "HTTP/1.0"  # with a status line, not a bare body
+        self._json(code, {"error": message or HTTPStatus(code).phrase})
+
+
+class _Server(ThreadingHTTPServer):
+    """A thread per connection, at most `max_connections` at once; clients that vanish
+    mid-answer are not reported as server errors."""
+
+    daemon_threads = True
+
+    def __init__(self, address, handler, max_connections: int) -> None:
+        super().__init__(address, handler)
+        self.connection_slots = threading.BoundedSemaphore(max_connections)
+        self.max_connections = max_connections
+
+    def process_request(self, request, client_address) -> None:
+        if not self.connection_slots.acquire(blocking=False):
+            self._refuse_busy(request)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.connection_slots.release()
+            raise
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.connection_slots.release()
+
+    def _refuse_busy(self, request: socket.socket) -> None:
+        # On the accepting thread: never wait on this client.
+        data = json.dumps({"error": f"the server is busy ({self.max_connections} "
+                                    f"connections open); try again"}).encode("utf-8")
+        head = (f"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(data)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n")
+        try:
+            request.setblocking(False)
+            request.send(head.encode("ascii") + data)
+        except OSError:
+            pass
+
+    def handle_error(self, request, client_address) -> None:
+        if isinstance(sys.exc_info()[1], OSError):  # reset, broken pipe, timeout
+            return
+        super().handle_error(request, client_address)
 
 
 def make_server(player, config: ServeConfig) -> ThreadingHTTPServer:
     """An HTTP server (not yet serving) for `player`; `server.server_address` has the port."""
-    service = PlayService(player, max_games=config.max_games)
-    handler = type("CatenaHandler", (_Handler,), {"service": service})
-    server = ThreadingHTTPServer((config.host, config.port), handler)
-    server.daemon_threads = True
-    return server
+    service = PlayService(player, max_games=config.max_games,
+                          games_per_token=config.games_per_token,
+                          idle_seconds=config.idle_seconds)
+    handler = type("CatenaHandler", (_Handler,),
+                   {"service": service, "timeout": config.request_timeout})
+    return _Server((config.host, config.port), handler, config.max_connections)
 
 
 def serve(player, config: ServeConfig, announce=print) -> None:

@@ -85,6 +85,15 @@ def test_bad_requests_change_nothing(engine: GtpEngine) -> None:
     assert engine.game.history == []
 
 
+@pytest.mark.parametrize("arguments", ["\u0661\u0662", "\uff18", "1_0", "1e1", "8 \u00b2",
+                                       "8 1_0", "9" * 5000])
+def test_analysis_numbers_are_ascii_digits_only(engine: GtpEngine, arguments: str) -> None:
+    reply(engine, "play b c3")
+    ok, text = reply(engine, f"catena-analyze {arguments}")
+    assert not ok and "must be" in text and text.isascii() and len(text) < 200, text
+    assert engine.game.history == [engine.rules.board.parse_cell("C3")]
+
+
 def test_model_files_are_checked_before_the_protocol_starts(tmp_path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         build_engine([f"model={tmp_path / 'missing.pt'}"])

@@ -93,3 +93,35 @@ def test_finished_games_refuse_moves() -> None:
         session.human_move("button")
     with pytest.raises(SessionError, match="unknown colour"):
         PlaySession(ScriptedPlayer(), Rules(side=2), human_colour="green")
+
+
+class FailingPlayer(ScriptedPlayer):
+    """Answers until `failing` is set, then its search breaks (a model error)."""
+
+    failing = False
+
+    def genmove(self, game) -> int:
+        if self.failing:
+            raise RuntimeError("the model broke")
+        return super().genmove(game)
+
+
+def test_a_failing_reply_takes_the_persons_move_back() -> None:
+    player = FailingPlayer(colour=BLACK)
+    session = PlaySession(player, Rules(side=3, game_type="nokomi"), komi=0,
+                          human_colour="white")
+    before = (list(session.game.history), session.human, list(session.events),
+              list(session.model_moves), list(session.notes))
+    player.failing = True
+    seen = []
+    for act in (lambda: session.human_move("c3", played=lambda: seen.append(
+                    list(session.game.history))),
+                lambda: session.human_swap(played=lambda: seen.append(session.human))):
+        with pytest.raises(RuntimeError, match="the model broke"):
+            act()
+        assert (list(session.game.history), session.human, list(session.events),
+                list(session.model_moves), list(session.notes)) == before
+    # `played` saw the person's move on the board, and the person as Black after the swap.
+    assert seen == [before[0] + [session.rules.board.parse_cell("C3")], BLACK]
+    player.failing = False
+    assert session.human_move("c3") and session.human_to_move()

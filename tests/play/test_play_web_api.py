@@ -1,4 +1,6 @@
-"""The web server's JSON API: games, refusals with 4xx and a message, no crash."""
+"""The web server's JSON API: games, refusals with 4xx and a message, no crash.
+
+Every request about a game carries the token /api/new answered (X-Catena-Token)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ from tests.export.tiny_model import tiny_model_file
 def port():
     torch.set_num_threads(1)
     player = ModelPlayer(ModelLibrary(tiny_model_file(3)), PlayerConfig(simulations=4))
-    server = make_server(player, ServeConfig(port=0, max_games=4))
+    # idle_seconds=0: any game not being played makes room (the tests start many games).
+    server = make_server(player, ServeConfig(port=0, max_games=4, idle_seconds=0))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield server.server_address[1]
@@ -27,10 +30,13 @@ def port():
     server.server_close()
 
 
-def call(port: int, method: str, path: str, body=None, raw: bytes | None = None):
+def call(port: int, method: str, path: str, body=None, raw: bytes | None = None,
+         token: str | None = None):
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
     headers = {"Content-Type": "application/json"} if data is not None else {}
+    if token is not None:
+        headers["X-Catena-Token"] = token
     connection.request(method, path, body=data, headers=headers)
     response = connection.getresponse()
     payload = response.read()
@@ -65,7 +71,8 @@ def test_a_move_gets_the_model_reply(port: int) -> None:
     state = new_game(port)
     assert state["stones"] == [0] * 19 and state["human"] == "black"
     assert len(state["eval"]["ownership_black"]) == 19 and 0 <= state["eval"]["winrate_black"] <= 1
-    status, after = call(port, "POST", "/api/move", {"game": state["game"], "move": "c3"})
+    status, after = call(port, "POST", "/api/move", {"game": state["game"], "move": "c3"},
+                         token=state["token"])
     assert status == 200
     assert after["history"][0] == "C3" and len(after["history"]) == 2
     assert after["model_moves"] == after["history"][1:]
@@ -90,9 +97,9 @@ def test_bad_new_game_requests_are_refused(port: int, body, message: str) -> Non
 
 def test_refused_moves_change_nothing(port: int) -> None:
     state = new_game(port)
-    game = state["game"]
-    call(port, "POST", "/api/move", {"game": game, "move": "C3"})
-    _, before = call(port, "GET", f"/api/state?game={game}")
+    game, token = state["game"], state["token"]
+    call(port, "POST", "/api/move", {"game": game, "move": "C3"}, token=token)
+    _, before = call(port, "GET", f"/api/state?game={game}", token=token)
     for body, expected_status, message in [
         ({"game": game, "move": "C3"}, 409, "illegal move C3"),
         ({"game": game, "move": "Z9"}, 400, "Z9"),
@@ -102,9 +109,9 @@ def test_refused_moves_change_nothing(port: int) -> None:
         ({"game": game}, 400, "move must be"),
         ({"game": "nope", "move": "A1"}, 404, "unknown game"),
     ]:
-        status, error = call(port, "POST", "/api/move", body)
+        status, error = call(port, "POST", "/api/move", body, token=token)
         assert (status, message in error["error"]) == (expected_status, True), (body, error)
-    _, after = call(port, "GET", f"/api/state?game={game}")
+    _, after = call(port, "GET", f"/api/state?game={game}", token=token)
     assert after["history"] == before["history"] and after["stones"] == before["stones"]
 
 
@@ -116,50 +123,57 @@ def test_malformed_requests_get_4xx(port: int) -> None:
     assert call(port, "GET", "/api/move")[0] == 405
     assert call(port, "POST", "/api/info", {})[0] == 405
     assert call(port, "GET", "/api/state?game=missing")[0] == 404
-    assert call(port, "POST", "/api/undo", {"game": new_game(port)["game"]})[0] == 409
-    assert call(port, "POST", "/api/swap", {"game": new_game(port)["game"]})[0] == 409
+    for route in ("/api/undo", "/api/swap"):
+        state = new_game(port)
+        assert call(port, "POST", route, {"game": state["game"]}, token=state["token"])[0] == 409
     assert call(port, "GET", "/api/info")[0] == 200  # still serving
 
 
 def test_a_whole_game_then_moves_are_refused(port: int) -> None:
     state = new_game(port, colour="white", komi=5)
+    token = state["token"]
     assert state["human"] == "white" and len(state["history"]) == 1  # the model opened
     assert state["komi"] == 5
     while not state["over"]:
         move = next(name for name, legal in zip(state["cells"], state["legal"], strict=True)
                     if legal) if any(state["legal"]) else "button"
-        status, state = call(port, "POST", "/api/move", {"game": state["game"], "move": move})
+        status, state = call(port, "POST", "/api/move", {"game": state["game"], "move": move},
+                             token=token)
         assert status == 200, state
     assert state["result"][0] in "BW0"
-    status, error = call(port, "POST", "/api/move", {"game": state["game"], "move": "button"})
+    status, error = call(port, "POST", "/api/move", {"game": state["game"], "move": "button"},
+                         token=token)
     assert status == 409 and "over" in error["error"]
 
 
 def test_nokomi_swap_and_undo(port: int) -> None:
     state = new_game(port, game_type="nokomi", colour="white")
     assert len(state["history"]) == 1 and state["can_swap"]
-    status, swapped = call(port, "POST", "/api/swap", {"game": state["game"]})
+    token = state["token"]
+    status, swapped = call(port, "POST", "/api/swap", {"game": state["game"]}, token=token)
     assert status == 200 and swapped["human"] == "black"
     assert len(swapped["history"]) == 2  # the model, now White, answered
-    status, undone = call(port, "POST", "/api/undo", {"game": state["game"]})
+    status, undone = call(port, "POST", "/api/undo", {"game": state["game"]}, token=token)
     assert status == 200 and undone["human"] == "white" and undone["can_swap"]
     assert undone["history"] == state["history"]
 
 
 def test_old_games_are_dropped_beyond_max_games(port: int) -> None:
-    first = new_game(port)["game"]
+    first = new_game(port)
     for _ in range(4):
         new_game(port)
-    assert call(port, "GET", f"/api/state?game={first}")[0] == 404
+    assert call(port, "GET", f"/api/state?game={first['game']}", token=first["token"])[0] == 404
 
 
 def test_concurrent_requests(port: int) -> None:
-    game = new_game(port)["game"]
+    state = new_game(port)
+    game, token = state["game"], state["token"]
     statuses: list[int] = []
 
     def worker(index: int) -> None:
         move = ["A1", "C3", "E5", "not-a-cell"][index % 4]
-        statuses.append(call(port, "POST", "/api/move", {"game": game, "move": move})[0])
+        statuses.append(call(port, "POST", "/api/move", {"game": game, "move": move},
+                             token=token)[0])
 
     threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
     for thread in threads:
@@ -167,7 +181,7 @@ def test_concurrent_requests(port: int) -> None:
     for thread in threads:
         thread.join(timeout=120)
     assert len(statuses) == 8 and set(statuses) <= {200, 400, 409} and 200 in statuses
-    assert call(port, "GET", f"/api/state?game={game}")[0] == 200
+    assert call(port, "GET", f"/api/state?game={game}", token=token)[0] == 200
 
 
 def test_serve_cli_settings(tmp_path) -> None:

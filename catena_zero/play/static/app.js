@@ -6,6 +6,19 @@ const HEX_RADIUS = 1 / SQRT3;  // pointy-top hexagon whose width is one cell ste
 const SVG_NS = "http://www.w3.org/2000/svg";
 let current = null;  // the last game state from the server
 let busy = false;
+// The server gives each page a secret token with its first game; only requests carrying
+// it may read or change that page's games. Kept per tab, so a reload keeps its games.
+const TOKEN_HEADER = "X-Catena-Token";
+let token = loadToken();
+
+function loadToken() {
+  try { return window.sessionStorage.getItem("catena-token"); } catch (error) { return null; }
+}
+
+function saveToken(value) {
+  token = value;
+  try { window.sessionStorage.setItem("catena-token", value); } catch (error) { /* private mode */ }
+}
 
 function $(id) { return document.getElementById(id); }
 
@@ -36,11 +49,15 @@ function setBusy(value) {
 }
 
 async function api(path, body) {
-  const options = body === undefined ? {} : {
-    method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(body)};
+  const headers = {};
+  if (token) headers[TOKEN_HEADER] = token;
+  const options = body === undefined ? {headers: headers} : {
+    method: "POST", headers: Object.assign(headers, {"Content-Type": "application/json"}),
+    body: JSON.stringify(body)};
   const response = await fetch(path, options);
   const payload = await response.json();
   if (!response.ok) throw new Error(payload.error || ("HTTP " + response.status));
+  if (payload.token) saveToken(payload.token);
   return payload;
 }
 

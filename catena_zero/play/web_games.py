@@ -1,0 +1,278 @@
+"""The games of the web server: who may touch them, which make room, one lock per game.
+
+Ownership. `/api/new` answers a `token` (`secrets.token_urlsafe`, 192 random bits). Every
+later request for that game sends it in the `X-Catena-Token` header; without it, or with
+another, the request gets 403 and changes nothing. The page keeps its token and sends it
+to `/api/new` as well: one token owns at most `games_per_token` games, so a page starting
+game after game replaces its own oldest one instead of taking other people's slots.
+
+Room. At most `max_games` games are kept. When full, a new game replaces the least recently
+used game that nobody is playing (idle for `idle_seconds`, no model search running); when
+every game is in use, `/api/new` is refused with 503 and `Retry-After`. A stranger can fill
+free slots but cannot push out a game in play.
+
+Concurrency. The table has one short lock, never held while the model searches; each game
+has its own lock, held while it changes (the person's move and the model's reply). Reads
+(`/api/state`) take no game lock: they answer the game's last published state at once, with
+`"thinking": true` while the model is answering in that game (the published position then
+has the person's move on the board). A second change to a busy game waits up to
+`GAME_WAIT_SECONDS`, then gets 409. Searches of different games run side by side, so one
+slow search never delays another game.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from catena_zero.play.session import COLOUR_NAMES, PlaySession, SessionError
+from catena_zero.rules import GameType, Rules, Scoring
+
+GAME_WAIT_SECONDS = 10.0  # a change to a game whose model is answering waits this long
+RETRY_AFTER_SECONDS = 30  # told to a client refused because every game is in use
+SHOWN_CHARS = 40  # at most this much of a client's value is repeated in a message
+
+
+class ApiError(Exception):
+    """An HTTP error answer: status, message and extra headers (Allow, Retry-After)."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = headers or {}
+
+
+def shown(value: Any) -> str:
+    """repr(value), cut to SHOWN_CHARS characters: messages never echo a whole body."""
+    text = repr(value)
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "..."
+
+
+@dataclass
+class GameEntry:
+    """One game in the table. `published` is replaced whole, so a reader sees a state and
+    its thinking flag together without taking `lock`."""
+
+    game_id: str
+    token: str
+    session: PlaySession
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    published: tuple[dict[str, Any], bool] = ({}, False)  # (last state, model thinking)
+    last_used: float = 0.0  # time.monotonic() of its owner's last request
+
+
+class PlayService:
+    """The games of one server (see the module docstring for ownership, room, locks)."""
+
+    def __init__(self, player, max_games: int = 64, games_per_token: int = 4,
+                 idle_seconds: float = 600.0, clock: Callable[[], float] = time.monotonic):
+        self.player = player
+        self.max_games = max_games
+        self.games_per_token = games_per_token
+        self.idle_seconds = idle_seconds
+        self.clock = clock
+        self.games: OrderedDict[str, GameEntry] = OrderedDict()  # least recently used first
+        self.tokens: dict[str, list[str]] = {}  # token -> its game ids, oldest first
+        self.lock = threading.Lock()  # guards `games` and `tokens` only, briefly
+
+    def info(self) -> dict[str, Any]:
+        sides = self.player.library.sides()
+        return {
+            "sides": sides,
+            "models": {str(side): self.player.library.describe(side) for side in sides},
+            "game_types": [g.value for g in GameType],
+            "scorings": [s.value for s in Scoring],
+            "komi_ranges": {
+                f"{g.value}/{s.value}": list(Rules(side=sides[0] if sides else 6, game_type=g,
+                                                   scoring=s).komi_range)
+                for g in GameType for s in Scoring
+            },
+        }
+
+    # -- the table ---------------------------------------------------------------------
+
+    def new_game(self, body: dict[str, Any], token: str | None) -> dict[str, Any]:
+        side = _field(body, "side", int, 6)
+        game_type = _field(body, "game_type", str, "komi")
+        scoring = _field(body, "scoring", str, "standard")
+        colour = _field(body, "colour", str, "black").lower()
+        komi_value = body.get("komi", 0)
+        if colour not in ("black", "white", "auto"):
+            raise ApiError(400, f"colour must be black, white or auto, got {shown(colour)}")
+        try:
+            rules = Rules(side=side, game_type=game_type, scoring=scoring)
+            if komi_value == "auto":
+                komi = None
+            elif isinstance(komi_value, int) and not isinstance(komi_value, bool):
+                rules.validate_komi(komi_value)
+                komi = komi_value
+            else:
+                raise ApiError(400, f"komi must be a whole number or \"auto\", "
+                                    f"got {shown(komi_value)}")
+            self.player.library.get(side)  # refuse a side without a model before playing
+        except ValueError as error:  # ModelFileError is one
+            raise ApiError(400, str(error)) from error
+        with self.lock:
+            self._room(token)  # refuse at once when full; nothing is dropped yet
+        try:
+            session = PlaySession(self.player, rules, komi=komi, human_colour=colour)
+        except ValueError as error:  # SessionError is one
+            raise ApiError(400, str(error)) from error
+        with self.lock:
+            # The model may have opened meanwhile: look for room again, then make it.
+            for game_id in self._room(token):
+                self._drop(game_id)
+            owner = token if token in self.tokens else secrets.token_urlsafe(24)
+            entry = GameEntry(uuid.uuid4().hex[:12], owner, session, last_used=self.clock())
+            entry.published = (self._state(entry), False)
+            self.games[entry.game_id] = entry
+            self.tokens.setdefault(owner, []).append(entry.game_id)
+        return {**entry.published[0], "thinking": False, "token": owner}
+
+    def _room(self, token: str | None) -> list[str]:
+        """The games to drop for one more game of `token`; ApiError 503 if none may go."""
+        own = self.tokens.get(token, []) if token is not None else []
+        if len(own) >= self.games_per_token:
+            return own[: len(own) - self.games_per_token + 1]  # its own oldest
+        if len(self.games) < self.max_games:
+            return []
+        now = self.clock()
+        for game_id, entry in self.games.items():  # least recently used first
+            if now - entry.last_used >= self.idle_seconds and not entry.lock.locked():
+                return [game_id]
+        raise ApiError(503, f"all {self.max_games} games are in play; try again later",
+                       {"Retry-After": str(RETRY_AFTER_SECONDS)})
+
+    def _drop(self, game_id: str) -> None:
+        entry = self.games.pop(game_id)
+        own = self.tokens[entry.token]
+        own.remove(game_id)
+        if not own:
+            del self.tokens[entry.token]
+
+    def _owned(self, game_id: Any, token: Any) -> GameEntry:
+        """The game, if `token` owns it (404 unknown game, 403 wrong or missing token)."""
+        with self.lock:
+            entry = self.games.get(game_id) if isinstance(game_id, str) else None
+            if entry is None:
+                raise ApiError(404, f"unknown game {shown(game_id)}; start a new game")
+            given = token.encode("utf-8", "replace") if isinstance(token, str) else b""
+            if not hmac.compare_digest(given, entry.token.encode("ascii")):
+                raise ApiError(403, "this game belongs to another page: send its token in "
+                                    "the X-Catena-Token header")
+            entry.last_used = self.clock()
+            self.games.move_to_end(game_id)
+            return entry
+
+    # -- reads and changes ---------------------------------------------------------------
+
+    def state(self, game_id: Any, token: Any) -> dict[str, Any]:
+        """The game's last published state at once, even while the model is searching."""
+        state, thinking = self._owned(game_id, token).published
+        return {**state, "thinking": thinking}
+
+    def move(self, body: dict[str, Any], token: Any) -> dict[str, Any]:
+        move = body.get("move")
+        if not isinstance(move, str) or not move.strip() or len(move) > 16:
+            raise ApiError(400, f"move must be a cell name like \"F6\" or \"button\", "
+                                f"got {shown(move)}")
+        return self._change(body, token, lambda session, played:
+                            session.human_move(move.strip(), played))
+
+    def swap(self, body: dict[str, Any], token: Any) -> dict[str, Any]:
+        return self._change(body, token, lambda session, played: session.human_swap(played))
+
+    def undo(self, body: dict[str, Any], token: Any) -> dict[str, Any]:
+        return self._change(body, token, lambda session, played: session.undo())
+
+    def _change(self, body: dict[str, Any], token: Any, action) -> dict[str, Any]:
+        """Run `action(session, played)` under the game's own lock and publish the result;
+        a refused or failed action publishes nothing new (the session is unchanged)."""
+        entry = self._owned(body.get("game"), token)
+        if not entry.lock.acquire(timeout=GAME_WAIT_SECONDS):
+            raise ApiError(409, "the model is still answering in this game; try again when "
+                                "it has replied")
+        try:
+            before = entry.published
+
+            def played() -> None:  # the person's move is on the board; the model searches
+                entry.published = (self._state(entry), True)
+
+            try:
+                action(entry.session, played)
+            except SessionError as error:
+                entry.published = before
+                raise ApiError(409, str(error)) from error
+            except ValueError as error:
+                entry.published = before
+                raise ApiError(400, str(error)) from error
+            except BaseException:
+                entry.published = before
+                raise
+            entry.published = (self._state(entry), False)
+            entry.last_used = self.clock()
+            return {**entry.published[0], "thinking": False}
+        finally:
+            entry.lock.release()
+
+    def _state(self, entry: GameEntry) -> dict[str, Any]:
+        """The JSON state of a game; called only by the thread that holds (or made) it."""
+        session = entry.session
+        game = session.game
+        rules = session.rules
+        board = rules.board
+        state = game.state
+        legal = np.zeros(board.num_actions, dtype=bool)
+        if session.human_to_move():
+            legal[game.legal_actions()] = True
+        evaluation = self.player.evaluate(game)
+        button = int(state.button[0])
+        return {
+            "game": entry.game_id,
+            "side": rules.side,
+            "game_type": rules.game_type.value,
+            "scoring": rules.scoring.value,
+            "komi": int(state.komi[0]),
+            "human": COLOUR_NAMES[session.human],
+            "to_move": COLOUR_NAMES[int(game.to_move)],
+            "over": bool(game.is_over),
+            "result": game.result_string() if game.is_over else None,
+            "cells": [board.cell_name(i) for i in range(board.num_cells)],
+            "coords": board.coords.tolist(),
+            "stones": state.stones[0].astype(int).tolist(),
+            "limited": state.limited[0].astype(bool).tolist(),
+            "legal": legal[: board.num_cells].tolist(),
+            "button_legal": bool(legal[board.button_action]),
+            "button_holder": COLOUR_NAMES.get(button),
+            "has_button": bool(rules.has_button),
+            "history": [board.action_name(a) for a in game.history],
+            "model_moves": list(session.model_moves),
+            "notes": list(session.notes),
+            "can_swap": session.swap_available() and session.human_to_move(),
+            "can_undo": session.can_undo(),
+            "eval": {
+                "winrate_black": round(float(evaluation.winrate_black), 4),
+                "score_lead_black": round(float(evaluation.score_lead_black), 2),
+                "ownership_black": np.round(evaluation.ownership_black, 3).tolist(),
+            },
+        }
+
+
+def _field(body: dict[str, Any], name: str, kind: type, default: Any) -> Any:
+    value = body.get(name, default)
+    if kind is int and isinstance(value, bool) or not isinstance(value, kind):
+        expected = "a whole number" if kind is int else "a string"
+        raise ApiError(400, f"{name} must be {expected}, got {shown(value)}")
+    if kind is str and len(value) > SHOWN_CHARS:
+        raise ApiError(400, f"{name} must be at most {SHOWN_CHARS} characters")
+    return value

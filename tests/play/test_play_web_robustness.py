@@ -1,0 +1,318 @@
+"""The web server refuses cleanly: bad bodies and methods get a 4xx JSON answer, games
+belong to their token, new games cannot push out games in play, one slow search does not
+hold up other games, and idle or trickling connections are closed."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+
+import pytest
+
+from catena_zero.play import web_games
+from catena_zero.play.web import MAX_BODY_BYTES, ServeConfig, parse_body
+from catena_zero.play.web_games import ApiError
+from tests.play.web_helpers import (
+    LOOPBACK,
+    FakePlayer,
+    call,
+    new_game,
+    raw_request,
+    request_bytes,
+    running_server,
+    snapshot,
+)
+
+
+@pytest.fixture(scope="module")
+def port():
+    with running_server(FakePlayer(), request_timeout=2.0) as server:
+        yield server.server_address[1]
+
+
+def played_game(port: int) -> dict:
+    """A game with one move each; its state with its token."""
+    state = new_game(port)
+    status, after = call(port, "POST", "/api/move", {"game": state["game"], "move": "C3"},
+                         token=state["token"])
+    assert status == 200
+    return {**after, "token": state["token"]}
+
+
+def current(port: int, state: dict) -> tuple:
+    status, now = call(port, "GET", f"/api/state?game={state['game']}", token=state["token"])
+    assert status == 200, now
+    return snapshot(now)
+
+
+EVERY_ROUTE = ("/api/new", "/api/move", "/api/undo", "/api/swap")
+BAD_BODIES = [
+    (b"[" * 5000, "nests deeper", EVERY_ROUTE),
+    (b'{"game": ' + b"[" * 5000 + b"]" * 5000 + b"}", "nests deeper", EVERY_ROUTE),
+    (b'{"side": ' + b"9" * 5000 + b"}", "at most 18 digits", EVERY_ROUTE),
+    (b'{"komi": -' + b"1" * 19 + b"}", "at most 18 digits", EVERY_ROUTE),
+    (b'{"komi": NaN}', "NaN is not a JSON number", EVERY_ROUTE),
+    (b'{"komi": Infinity}', "Infinity is not a JSON number", EVERY_ROUTE),
+    (b'{"side": "\xff"}', "not UTF-8", EVERY_ROUTE),
+    (b'"just a string"', "must be a JSON object", EVERY_ROUTE),
+    (b'{"side": 3, "komi": 1e999}', "komi must be a whole number", ("/api/new",)),
+    (b'{"side": 3, "game_type": "' + b"k" * 10000 + b'"}', "at most 40 characters",
+     ("/api/new",)),
+    (b'{"game": "' + b"g" * 10000 + b'", "move": "A1"}', "unknown game", ("/api/move",)),
+    (b'{"game": 5, "move": "' + b"m" * 10000 + b'"}', "move must be", ("/api/move",)),
+    (b'{"game": {"a": [1, 2]}}', "unknown game", ("/api/undo", "/api/swap")),
+]
+
+
+@pytest.mark.parametrize(("raw", "message", "routes"), BAD_BODIES, ids=lambda v: ascii(v)[:24])
+def test_bad_bodies_get_400_with_a_message_and_change_nothing(port, raw, message,
+                                                              routes) -> None:
+    victim = played_game(port)
+    before = current(port, victim)
+    for route in routes:
+        status, headers, body = raw_request(port, request_bytes("POST", route, raw, {
+            "Content-Type": "application/json", "X-Catena-Token": victim["token"]}))
+        answer = json.loads(body)
+        assert status in (400, 404) and message in answer["error"], (route, answer)
+        assert headers["content-type"] == "application/json" and len(body) < 400
+    assert current(port, victim) == before
+
+
+def test_parse_body_refuses_without_recursion_or_int_limit_errors() -> None:
+    for raw, message, _ in BAD_BODIES[:6]:
+        with pytest.raises(ApiError, match=message):
+            parse_body(raw)
+    assert parse_body(b'{"a": "[[[[[[[[[[[[[[[[[[[[[[[[[["}') == {"a": "[" * 26}
+    assert parse_body(b"") == {} and parse_body(b'{"komi": -15}') == {"komi": -15}
+
+
+@pytest.mark.parametrize("method", ["HEAD", "PUT", "DELETE", "OPTIONS", "PATCH", "BREW", "get"])
+def test_other_methods_get_405_with_allow(port, method: str) -> None:
+    for path, allowed in [("/api/state?game=x", "GET"), ("/api/new", "POST"), ("/", "GET"),
+                          ("/static/app.js", "GET"), ("/api/move", "POST")]:
+        status, headers, body = raw_request(port, request_bytes(method, path))
+        assert (status, headers.get("allow")) == (405, allowed), (method, path, status)
+        if method == "HEAD":
+            assert body == b"" and int(headers["content-length"]) > 0
+        else:
+            assert "takes " + allowed in json.loads(body)["error"]
+    status, _, body = raw_request(port, request_bytes(method, "/nowhere"))
+    assert status == 404 and (method == "HEAD" or "no such page" in json.loads(body)["error"])
+
+
+@pytest.mark.parametrize(("data", "status"), [
+    (b"GET / HTTP/2.0\r\n\r\n", 400),
+    (b"GET /\x00 HTTP/1.1 extra\r\n\r\n", 400),
+    (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n", 400),  # TLS hello
+    (b"GET /api/info HTTP/1.1\r\n" + b"X-A: b\r\n" * 120 + b"\r\n", 431),
+    (b"GET /api/info HTTP/1.1\r\nX-Long: " + b"a" * 70000 + b"\r\n\r\n", 431),
+    (b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\n\r\n", 414),
+    (b"GET http://[oops/api/info HTTP/1.1\r\n\r\n", 400),
+    (b"GET /api/state?" + b"a=1&" * 20 + b" HTTP/1.1\r\n\r\n", 400),
+    (request_bytes("POST", "/api/new", b"{}", {"Transfer-Encoding": "chunked"}), 411),
+    (request_bytes("POST", "/api/new", b"{}", length=10**9), 413),
+    (request_bytes("POST", "/api/new", b"{}", {"Content-Length": "2"}), 400),  # two headers
+    (request_bytes("POST", "/api/new", b"{}", length=-2), 400),
+    (request_bytes("POST", "/api/new", b"{}").replace(b"Length: 2", b"Length: 1_0"), 400),
+    (request_bytes("POST", "/api/new", b"{}", length=50), 400),  # the body ends early
+])
+def test_malformed_requests_get_a_4xx_json_answer(port, data: bytes, status: int) -> None:
+    answer_status, headers, body = raw_request(port, data)
+    assert answer_status == status, (data[:60], answer_status, body[:200])
+    assert headers["content-type"] == "application/json" and json.loads(body)["error"]
+
+
+def test_a_body_that_never_comes_gets_408_after_the_timeout(port) -> None:
+    start = time.monotonic()
+    status, _, body = raw_request(port, request_bytes("POST", "/api/new", b"{", length=40),
+                                  half_close=False)
+    assert status == 408 and "did not arrive within 2 s" in json.loads(body)["error"]
+    assert 1.5 < time.monotonic() - start < 10
+
+
+def test_games_belong_to_their_token(port) -> None:
+    victim = played_game(port)
+    stranger = new_game(port)
+    assert stranger["token"] != victim["token"] and len(victim["token"]) >= 32
+    before = current(port, victim)
+    game = victim["game"]
+    for token in (None, "", stranger["token"], victim["token"][:-1], victim["token"] + "x",
+                  "\u00e9" * 10):
+        for method, path, body in [
+            ("GET", f"/api/state?game={game}", None),
+            ("POST", "/api/move", {"game": game, "move": "A1"}),
+            ("POST", "/api/undo", {"game": game}),
+            ("POST", "/api/swap", {"game": game}),
+        ]:
+            status, answer = call(port, method, path, body,
+                                  token=token.encode().decode("latin-1") if token else token)
+            assert status == 403 and "another page" in answer["error"], (token, path, answer)
+    assert current(port, victim) == before
+    status, _ = call(port, "POST", "/api/undo", {"game": game}, token=victim["token"])
+    assert status == 200  # the owner still may
+
+
+def test_a_page_keeps_its_token_and_replaces_its_own_oldest_game() -> None:
+    with running_server(FakePlayer(), max_games=4, games_per_token=2,
+                        idle_seconds=3600) as server:
+        port = server.server_address[1]
+        first = new_game(port)
+        token = first["token"]
+        second = new_game(port, token=token)
+        assert second["token"] == token
+        third = new_game(port, token=token)  # its own limit is 2: the first goes
+        assert third["token"] == token
+        assert call(port, "GET", f"/api/state?game={first['game']}", token=token)[0] == 404
+        assert call(port, "GET", f"/api/state?game={second['game']}", token=token)[0] == 200
+        # Strangers fill the two free slots, then are refused: games in play stay.
+        strangers = [new_game(port) for _ in range(2)]
+        for _ in range(64):
+            status, answer = call(port, "POST", "/api/new", {"side": 3})
+            assert status == 503 and "in play" in answer["error"]
+        status, headers, _ = raw_request(port, request_bytes("POST", "/api/new",
+                                                             b'{"side": 3}'))
+        assert status == 503 and int(headers["retry-after"]) > 0
+        for game in (second, third):
+            assert call(port, "GET", f"/api/state?game={game['game']}", token=token)[0] == 200
+        # An hour later every game is idle but the one just used: the least recently used
+        # idle games make room, one per new game, until only games in use are left.
+        service = server.RequestHandlerClass.service
+        later = time.monotonic() + 3601
+        service.clock = lambda: later
+        call(port, "GET", f"/api/state?game={third['game']}", token=token)  # in use again
+        for gone in (strangers[0], strangers[1], second):
+            new_game(port)
+            assert call(port, "GET", f"/api/state?game={gone['game']}",
+                        token=gone["token"])[0] == 404
+        assert call(port, "GET", f"/api/state?game={third['game']}", token=token)[0] == 200
+        assert call(port, "POST", "/api/new", {"side": 3})[0] == 503
+
+
+def test_a_slow_search_does_not_hold_up_other_games(monkeypatch) -> None:
+    monkeypatch.setattr(web_games, "GAME_WAIT_SECONDS", 0.3)
+    gate = threading.Event()
+
+    def slow_in_komi_7_games(game) -> None:
+        if game.komi == 7:
+            gate.wait(30)
+
+    with running_server(FakePlayer(before_move=slow_in_komi_7_games)) as server:
+        port = server.server_address[1]
+        slow, fast = new_game(port, komi=7), new_game(port)
+        answers: list = []
+        mover = threading.Thread(target=lambda: answers.append(call(
+            port, "POST", "/api/move", {"game": slow["game"], "move": "C3"},
+            token=slow["token"])))
+        mover.start()
+        try:
+            deadline = time.monotonic() + 10
+            while True:  # the slow game answers at once, with the person's move, thinking
+                status, state = call(port, "GET", f"/api/state?game={slow['game']}",
+                                     token=slow["token"], timeout=2)
+                if state["thinking"] or time.monotonic() > deadline:
+                    break
+            assert status == 200 and state["thinking"] and state["history"] == ["C3"]
+            start = time.monotonic()
+            status, state = call(port, "GET", f"/api/state?game={fast['game']}",
+                                 token=fast["token"], timeout=2)
+            assert status == 200 and not state["thinking"]
+            status, state = call(port, "POST", "/api/move", {"game": fast["game"], "move": "A1"},
+                                 token=fast["token"], timeout=2)
+            assert status == 200 and len(state["history"]) == 2
+            status, state = call(port, "POST", "/api/new", {"side": 3}, timeout=2)
+            assert status == 200
+            assert time.monotonic() - start < 2
+            # A second change to the busy game waits a little, then is refused.
+            status, answer = call(port, "POST", "/api/undo", {"game": slow["game"]},
+                                  token=slow["token"], timeout=5)
+            assert status == 409 and "still answering" in answer["error"]
+        finally:
+            gate.set()
+            mover.join(timeout=30)
+        status, state = answers[0]
+        assert status == 200 and len(state["history"]) == 2 and not state["thinking"]
+
+
+def test_a_failing_model_answers_500_and_the_move_is_taken_back() -> None:
+    failing = {"on": False}
+
+    def fail_when_asked(game) -> None:
+        if failing["on"]:
+            raise RuntimeError("the model broke")
+
+    with running_server(FakePlayer(before_move=fail_when_asked)) as server:
+        port = server.server_address[1]
+        state = new_game(port)
+        failing["on"] = True
+        status, answer = call(port, "POST", "/api/move", {"game": state["game"], "move": "C3"},
+                              token=state["token"])
+        assert status == 500 and "the model broke" in answer["error"]
+        status, after = call(port, "GET", f"/api/state?game={state['game']}",
+                             token=state["token"])
+        assert snapshot(after) == snapshot(state) and not after["thinking"]
+        failing["on"] = False
+        status, after = call(port, "POST", "/api/move", {"game": state["game"], "move": "C3"},
+                             token=state["token"])
+        assert status == 200 and len(after["history"]) == 2
+
+
+def closed_within(connection: socket.socket, seconds: float, trickle: bool = False) -> bool:
+    """Whether the server closes `connection` within `seconds` (sending a byte every 0.1 s
+    meanwhile when `trickle`)."""
+    deadline = time.monotonic() + seconds
+    connection.settimeout(0.1)
+    while time.monotonic() < deadline:
+        try:
+            if trickle:
+                connection.send(b"a")
+            if connection.recv(1024) == b"":
+                return True
+        except TimeoutError:
+            continue
+        except OSError:  # reset or broken pipe: closed
+            return True
+    return False
+
+
+def test_idle_and_trickling_connections_are_closed() -> None:
+    with running_server(FakePlayer(), request_timeout=0.5) as server:
+        port = server.server_address[1]
+        with socket.create_connection((LOOPBACK, port)) as idle:
+            start = time.monotonic()
+            assert closed_within(idle, 5)
+            assert 0.3 < time.monotonic() - start < 3
+        with socket.create_connection((LOOPBACK, port)) as loris:
+            loris.sendall(b"GET /api/info HTTP/1.1\r\nX-Slow: ")
+            assert closed_within(loris, 5, trickle=True)
+        assert call(port, "GET", "/api/info")[0] == 200
+
+
+def test_connections_are_bounded_and_the_server_recovers() -> None:
+    with running_server(FakePlayer(), max_connections=4, request_timeout=5) as server:
+        port = server.server_address[1]
+        baseline = threading.active_count()
+        idle = [socket.create_connection((LOOPBACK, port)) for _ in range(12)]
+        try:
+            time.sleep(0.5)
+            assert threading.active_count() - baseline <= 4
+            status, _, body = raw_request(port, request_bytes("GET", "/api/info"))
+            assert status in (None, 503)  # refused at once (or reset): never a wait
+            if status == 503:
+                assert "busy" in json.loads(body)["error"]
+        finally:
+            for connection in idle:
+                connection.close()
+        deadline = time.monotonic() + 5
+        while call(port, "GET", "/api/info", timeout=5)[0] != 200:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+
+
+def test_serve_config_checks_the_new_settings() -> None:
+    for settings in [{"games_per_token": 0}, {"max_connections": 0}, {"request_timeout": 0},
+                     {"idle_seconds": -1}, {"idle_seconds": float("nan")}, {"max_games": True}]:
+        with pytest.raises(ValueError, match=next(iter(settings))):
+            ServeConfig(**settings)
+    assert MAX_BODY_BYTES == 16384

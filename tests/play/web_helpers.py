@@ -1,0 +1,147 @@
+"""Helpers for the web server tests: a fast fake player, a server on a loopback port, and
+clients (http.client for well-formed requests, a raw socket for anything else)."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import random
+import socket
+import threading
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from catena_zero.export.model_file import ModelFileError
+from catena_zero.play.model_player import PositionEvaluation
+from catena_zero.play.web import ServeConfig, make_server
+from catena_zero.rules import WHITE
+
+LOOPBACK = "127.0.0.1"
+
+
+class FakeLibrary:
+    """ModelLibrary's face for the service: one side, no model file."""
+
+    def __init__(self, side: int = 3) -> None:
+        self.side = side
+
+    def sides(self) -> list[int]:
+        return [self.side]
+
+    def describe(self, side: int) -> str:
+        return f"side {side} test player"
+
+    def get(self, side: int) -> None:
+        if side != self.side:
+            raise ModelFileError(f"the test player plays side {self.side}, not side {side}")
+
+
+class FakePlayer:
+    """Random legal moves and a flat evaluation, in microseconds; `before_move(game)` runs
+    before each move (a test makes one game's search slow or failing with it)."""
+
+    def __init__(self, side: int = 3, seed: int = 0,
+                 before_move: Callable[[object], None] | None = None) -> None:
+        self.library = FakeLibrary(side)
+        self.random = random.Random(seed)
+        self.lock = threading.Lock()
+        self.before_move = before_move
+
+    def genmove(self, game) -> int:
+        if self.before_move is not None:
+            self.before_move(game)
+        with self.lock:
+            return int(self.random.choice(list(game.legal_actions())))
+
+    def evaluate(self, game) -> PositionEvaluation:
+        return PositionEvaluation(0.5, 0.0, np.zeros(game.rules.board.num_cells, np.float32))
+
+    def choose_komi(self, rules) -> int:
+        return rules.komi_range[0]
+
+    def choose_colour(self, game) -> int:
+        return WHITE
+
+
+@contextlib.contextmanager
+def running_server(player, **settings) -> Iterator:
+    """A server for `player` on an ephemeral loopback port, serving in a thread."""
+    server = make_server(player, ServeConfig(host=LOOPBACK, port=0, **settings))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def call(port: int, method: str, path: str, body=None, token: str | None = None,
+         timeout: float = 30.0) -> tuple[int, dict]:
+    """One well-formed request; (status, JSON answer)."""
+    connection = http.client.HTTPConnection(LOOPBACK, port, timeout=timeout)
+    data = None if body is None else json.dumps(body).encode()
+    headers = {"Content-Type": "application/json"} if data is not None else {}
+    if token is not None:
+        headers["X-Catena-Token"] = token
+    try:
+        connection.request(method, path, body=data, headers=headers)
+        response = connection.getresponse()
+        payload = response.read()
+    finally:
+        connection.close()
+    return response.status, (json.loads(payload) if payload else {})
+
+
+def new_game(port: int, token: str | None = None, **settings) -> dict:
+    status, state = call(port, "POST", "/api/new", {"side": 3, **settings}, token=token)
+    assert status == 200, state
+    return state
+
+
+def raw_request(port: int, data: bytes, half_close: bool = True,
+                timeout: float = 15.0) -> tuple[int | None, dict[str, str], bytes]:
+    """Send `data` as is and read the answer until the server closes; (status or None when
+    no status line came, headers, body). `half_close` ends our side after sending."""
+    with socket.create_connection((LOOPBACK, port), timeout=timeout) as connection:
+        with contextlib.suppress(OSError):  # the server may answer and close early
+            connection.sendall(data)
+            if half_close:
+                connection.shutdown(socket.SHUT_WR)
+        chunks = []
+        while True:
+            chunk = connection.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    answer = b"".join(chunks)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ", 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
+        return None, {}, answer
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return int(parts[1]), headers, body
+
+
+def request_bytes(method: str, path: str, body: bytes = b"",
+                  headers: dict[str, str] | None = None, version: str = "HTTP/1.1",
+                  length: int | None = None) -> bytes:
+    """A request as bytes; `length` overrides the Content-Length sent."""
+    lines = [f"{method} {path} {version}", f"Host: {LOOPBACK}"]
+    if body or length is not None:
+        lines.append(f"Content-Length: {len(body) if length is None else length}")
+    lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8") + body
+
+
+def snapshot(state: dict) -> tuple:
+    """What a request must not change about a game."""
+    return (state["history"], state["stones"], state["komi"], state["human"],
+            state["to_move"], state["over"])
