@@ -2,7 +2,7 @@
 
 A small net misjudges the last few moves of a Catena game: one limiting move can hand a
 whole ribbon to the other side, so the margin swings by many points until the very end
-(README, "Exact endgames"). Once a position has at most `SearchConfig.exact_endgame_cells`
+(docs/results/). Once a position has at most `SearchConfig.exact_endgame_cells`
 legal cells, its remaining game tree is small, and the search can take the exact value
 from `ExactSolver` instead of the net's value, as it already does for finished games.
 """

@@ -1,7 +1,7 @@
-"""catena_zero.rules: exact batched numpy Catena engine (every side 2..10, all 9 variants).
+"""catena_zero.rules: exact batched numpy Catena engine (every side 2..10, all 9 variants),
+the observation planes the network reads, symmetries, notation and a one-game wrapper.
 
-Status: READY since 14:18 UTC (full API of docs/ARCHITECTURE.md, exact, cross-checked against
-the reference engine in tests/rules); optimised since behind the same, unchanged API.
+Cross-checked move by move against an independent definitional engine (tests/rules).
 """
 
 from catena_zero.rules.board import BLACK, EMPTY, NO_ACTION, WHITE, Board, get_board, opponent

@@ -86,7 +86,7 @@ class Trainer:
     the averaged weights are the ones published to self-play, arenas and export
     (`published_net`), as KataGo publishes averaged weights: averaging over the optimiser's
     step-to-step noise can give a steadier net than the latest step. (On side 4 it played no
-    better than the trained weights; see the README's training section.)
+    better than the trained weights: docs/results/.)
     """
 
     def __init__(self, net: nn.Module, config: TrainConfig, device: str | torch.device = "auto"):

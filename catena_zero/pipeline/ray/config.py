@@ -49,7 +49,7 @@ class RayConfig:
         leaves (at most one CPU each): the learner trains only when a shard arrives, so it
         sits idle for much of an iteration, and an actor per core keeps every core busy. On
         the 2-core dev box two actors at half a CPU played 2.1x the games of one inline
-        process (README, "Evidence of learning"). An explicit reservation alone starts as
+        process (docs/results/). An explicit reservation alone starts as
         many actors as fit beside the learner; explicit values always win. A computed
         reservation of 0 (a one-CPU cluster) is valid: Ray then runs the actor unreserved.
         """
