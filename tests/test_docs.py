@@ -98,3 +98,23 @@ def test_checker_finds_broken_links(tmp_path):
         "other.md#nothing: no heading #nothing in other.md",
         "../outside.md: outside the repository",
     ]
+
+
+RESULTS = ROOT / "docs" / "results"
+RESULT_PAGE_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-[a-z0-9]+(-[a-z0-9]+)*\.md$")
+
+
+def test_result_pages_are_dated_and_indexed():
+    index = (RESULTS / "README.md").read_text()
+    pages = sorted(path.name for path in RESULTS.glob("*.md") if path.name != "README.md")
+    assert pages, "docs/results holds no pages"
+    assert [name for name in pages if not RESULT_PAGE_NAME.match(name)] == []
+    assert [name for name in pages if f"({name})" not in index] == []
+
+
+# docs/ARCHITECTURE.md has its own owner and is not held to this here.
+@pytest.mark.parametrize("path", [p for p in markdown_files() if p.name != "ARCHITECTURE.md"],
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_docs_describe_the_software_not_its_history(path):
+    history = re.compile(r"session [0-9]+|the issue's", re.IGNORECASE)
+    assert history.findall(path.read_text()) == []
