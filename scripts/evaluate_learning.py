@@ -17,7 +17,7 @@ The net's fair komi, two ways (--komi-from):
 - network: the komi at which the raw value of the empty board crosses zero
   (`catena_zero.komi.fair`, the training loop's estimate). It is one output of the
   net: on eleven side-4 nets it missed their self-play balance by 1.0 point on average
-  and by up to 3.5 (README, "Evidence of learning", session 9).
+  and by up to 3.5 (docs/results/2026-11-30-side4-selfplay-fair-komi.md).
 The network estimate is always printed and recorded in the JSON, the self-play one whenever
 it is measured (not with --komi or --komi-from network).
 
