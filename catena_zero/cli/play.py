@@ -10,7 +10,7 @@ Type a cell (f6), button, swap (nokomi), undo, hint, help or quit.
 
 from __future__ import annotations
 
-from catena_zero.cli.common import ConfigError, compose, to_container, to_dataclass
+from catena_zero.cli.common import ConfigError, InputFileError, compose, to_container, to_dataclass
 from catena_zero.export.model_file import ModelFileError
 from catena_zero.play.bundled import ModelLibrary, default_side
 from catena_zero.play.model_player import ModelPlayer, PlayerConfig
@@ -31,7 +31,7 @@ def build(overrides: list[str]) -> tuple[ModelLibrary, TerminalConfig, PlayerCon
     try:
         library = ModelLibrary(None if model in (None, "") else str(model))
     except ModelFileError as error:
-        raise ConfigError(str(error)) from error
+        raise InputFileError(str(error)) from error
     game = {key: values[key] for key in GAME_KEYS if key in values}
     if game.get("side") is None:
         game["side"] = default_side(library)
@@ -45,5 +45,5 @@ def main(overrides: list[str]) -> int:
     try:
         library.get(game.side)
     except ModelFileError as error:
-        raise ConfigError(str(error)) from error
+        raise InputFileError(str(error)) from error
     return play_terminal(ModelPlayer(library, player_config), game)
