@@ -33,6 +33,11 @@ class ConfigError(ValueError):
     """A config could not be composed or holds an unknown key / invalid value (named)."""
 
 
+class InputFileError(ConfigError):
+    """A file the config names (a model file) is missing, corrupt or of another format.
+    The console script prints it as `error: ...`, not as a config error."""
+
+
 def config_dir() -> Path:
     """The `configs/` directory: `$CATENA_ZERO_CONFIG_DIR`, else `<repo>/configs` beside the
     package (an editable install), else `catena_zero/configs` inside the package."""

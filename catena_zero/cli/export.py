@@ -1,17 +1,26 @@
-"""catena-zero export: write a standalone model file (torch.export program + metadata).
+"""catena-zero export: write a standalone model file (metadata + safetensors weights).
 
     catena-zero export --checkpoint runs/side4/checkpoints/checkpoint-....pt --output side4.pt
     catena-zero export --champion --side 6 --registry runs/champions.json --output side6.pt
     catena-zero export --checkpoint C.pt --output m.pt --elo_csv runs/ladder/elo.csv
+    catena-zero export --convert old-format1.pt --output m.pt    # read without unpickling
 
-The file loads with torch alone (`torch.export.load(path).module()`); its metadata holds the
-rules, komi range, network config, Elo, training steps and format version.
+Its metadata holds the rules, komi range, network config, Elo, training steps and format
+version; loading it never unpickles anything. It also holds a torch.export program for
+torch-only users of files they trust (catena_zero.export.model_file).
 """
 
 from __future__ import annotations
 
-from catena_zero.cli.common import ConfigError, compose, rules_from_config, to_dataclass
+from catena_zero.cli.common import (
+    ConfigError,
+    InputFileError,
+    compose,
+    rules_from_config,
+    to_dataclass,
+)
 from catena_zero.export.exporter import ExportConfig, export_from_config
+from catena_zero.export.model_file import ModelFileError
 
 
 def main(overrides: list[str]) -> int:
@@ -23,6 +32,8 @@ def main(overrides: list[str]) -> int:
     config = to_dataclass(ExportConfig, values)
     try:
         metadata = export_from_config(config)
+    except ModelFileError as error:
+        raise InputFileError(str(error)) from error
     except ValueError as error:
         raise ConfigError(str(error)) from error
     elo = "unrated" if metadata.elo is None else f"Elo {metadata.elo:.0f}"

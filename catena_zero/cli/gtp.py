@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 
-from catena_zero.cli.common import ConfigError, compose, to_container, to_dataclass
+from catena_zero.cli.common import ConfigError, InputFileError, compose, to_container, to_dataclass
 from catena_zero.export.model_file import ModelFileError
 from catena_zero.play.bundled import ModelLibrary, default_side
 from catena_zero.play.gtp import GtpEngine, RandomPlayer
@@ -35,7 +35,7 @@ def build_engine(overrides: list[str], warn=None) -> GtpEngine:
         try:
             library = ModelLibrary(None if model in (None, "") else str(model))
         except ModelFileError as error:
-            raise ConfigError(str(error)) from error
+            raise InputFileError(str(error)) from error
     side = values["board"]["side"]
     if side is None:
         side = default_side(library) if library is not None else 6

@@ -18,7 +18,13 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from catena_zero.cli.common import ConfigError, compose, config_dir, format_config
+from catena_zero.cli.common import (
+    ConfigError,
+    InputFileError,
+    compose,
+    config_dir,
+    format_config,
+)
 
 # Subcommand -> one-line description. The module `catena_zero.cli.<name>` provides
 # `main(overrides: list[str]) -> int`; a missing module means "not available yet".
@@ -33,6 +39,7 @@ SUBCOMMANDS: dict[str, str] = {
     "serve": "serve the web interface",
 }
 
+EXIT_FAILURE = 1
 EXIT_USAGE = 2
 
 
@@ -135,6 +142,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(format_config(compose(name, overrides)))
             return 0
         return int(module.main(overrides) or 0)
+    except InputFileError as error:
+        print(f"catena-zero {name}: error: {error}", file=sys.stderr)
+        return EXIT_FAILURE
     except ConfigError as error:
         print(f"catena-zero {name}: config error: {error}", file=sys.stderr)
         return EXIT_USAGE

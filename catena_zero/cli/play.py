@@ -10,7 +10,7 @@ Type a cell (f6), button, swap (nokomi), undo, hint, help or quit.
 
 from __future__ import annotations
 
-from catena_zero.cli.common import ConfigError, compose, to_container, to_dataclass
+from catena_zero.cli.common import InputFileError, compose, to_container, to_dataclass
 from catena_zero.export.model_file import ModelFileError
 from catena_zero.play.bundled import ModelLibrary, default_side
 from catena_zero.play.model_player import ModelPlayer, PlayerConfig
@@ -26,7 +26,7 @@ def build(overrides: list[str]) -> tuple[ModelLibrary, TerminalConfig, PlayerCon
     try:
         library = ModelLibrary(None if model in (None, "") else str(model))
     except ModelFileError as error:
-        raise ConfigError(str(error)) from error
+        raise InputFileError(str(error)) from error
     game = {"side": values["board"]["side"], **values["rules"], "komi": values["komi"],
             "colour": values["colour"]}
     if game.get("side") is None:
@@ -41,5 +41,5 @@ def main(overrides: list[str]) -> int:
     try:
         library.get(game.side)
     except ModelFileError as error:
-        raise ConfigError(str(error)) from error
+        raise InputFileError(str(error)) from error
     return play_terminal(ModelPlayer(library, player_config), game)

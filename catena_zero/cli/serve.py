@@ -10,7 +10,7 @@ model's win rate, score lead and an ownership overlay.
 
 from __future__ import annotations
 
-from catena_zero.cli.common import ConfigError, compose, to_container, to_dataclass
+from catena_zero.cli.common import ConfigError, InputFileError, compose, to_container, to_dataclass
 from catena_zero.export.model_file import ModelFileError
 from catena_zero.play.bundled import ModelLibrary
 from catena_zero.play.model_player import ModelPlayer, PlayerConfig
@@ -32,7 +32,7 @@ def main(overrides: list[str]) -> int:
     try:
         library = ModelLibrary(model)
     except ModelFileError as error:
-        raise ConfigError(str(error)) from error
+        raise InputFileError(str(error)) from error
     if not library.sides():
         raise ConfigError("no model to play: no bundled champion is installed; "
                           "pass --model FILE (see catena-zero export)")

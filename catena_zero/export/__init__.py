@@ -1,17 +1,22 @@
-"""catena_zero.export: standalone model files (torch.export program + metadata).
+"""catena_zero.export: standalone model files (metadata + safetensors weights, no pickles).
 
     from catena_zero.export import export_model, load_model_file
     export_model("runs/a/checkpoints/checkpoint-step000001200-iter000040.pt", "model.pt")
     model = load_model_file("model.pt")      # ModelFileError if missing/truncated/other version
     model.metadata.side, model.metadata.elo, model.run(planes, globals_)["policy_logits"]
+    convert_model_file("old.pt", "new.pt")   # a format-1 file, read without unpickling
+
+Loading a model file never unpickles or runs anything from it (see model_file).
 """
 
+from catena_zero.export.convert import convert_model_file
 from catena_zero.export.exporter import ExportConfig, export_from_config, export_model
 from catena_zero.export.model_file import (
     FORMAT_VERSION,
     ModelFile,
     ModelFileError,
     ModelMetadata,
+    ModelTrack,
     load_model_file,
     read_metadata,
     save_model_file,
@@ -23,6 +28,8 @@ __all__ = [
     "ModelFile",
     "ModelFileError",
     "ModelMetadata",
+    "ModelTrack",
+    "convert_model_file",
     "export_from_config",
     "export_model",
     "load_model_file",

@@ -3,6 +3,7 @@
     export_model("runs/side4/checkpoints/checkpoint-step000001200-iter000040.pt", "side4.pt")
     export_model(Track(6, "komi", "standard"), "side6.pt", registry="runs/champions.json",
                  elo_csv="runs/ladder6/elo.csv")
+    export_from_config(ExportConfig(convert="old-side6.pt", output="side6.pt"))  # format 1
 
 The Elo stored in the file is, in order: the explicit `elo`, else the row of an arena ladder
 `elo.csv` (`catena-zero arena ladder`) whose step is the checkpoint's, else none (unrated).
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from catena_zero.arena.elo import read_elo_csv
 from catena_zero.arena.registry import ChampionRegistry, Track
+from catena_zero.export.convert import convert_model_file
 from catena_zero.export.model_file import ModelMetadata, metadata_for, save_model_file
 from catena_zero.rules import Rules
 from catena_zero.train.checkpoint import build_network, load_checkpoint
@@ -35,11 +37,17 @@ class ExportConfig:
     elo: float | None = None  # Elo to record; None = look it up in elo_csv, else unrated
     elo_reference: str | None = None  # what the Elo is relative to (default: ladder anchor)
     elo_csv: str | None = None  # arena ladder elo.csv to take the Elo from (row of the same step)
+    convert: str | None = None  # a format-1 model file to rewrite in the current format
 
     def __post_init__(self) -> None:
-        if self.champion == bool(self.checkpoint):
-            raise ValueError("give exactly one source: checkpoint=PATH or champion=true "
-                             f"(got checkpoint={self.checkpoint!r}, champion={self.champion!r})")
+        sources = [bool(self.checkpoint), bool(self.champion), bool(self.convert)]
+        if sum(sources) != 1:
+            raise ValueError("give exactly one source: checkpoint=PATH, champion=true or "
+                             f"convert=PATH (got checkpoint={self.checkpoint!r}, "
+                             f"champion={self.champion!r}, convert={self.convert!r})")
+        if self.convert and (self.elo is not None or self.elo_csv or self.elo_reference):
+            raise ValueError("convert keeps the file's own Elo; elo, elo_csv and "
+                             "elo_reference cannot be given with it")
         if not self.output:
             raise ValueError("output must name the model file to write")
 
@@ -97,7 +105,10 @@ def export_model(source: str | os.PathLike | Track, path: str | os.PathLike, *,
 
 
 def export_from_config(config: ExportConfig) -> ModelMetadata:
-    """`export_model` driven by an ExportConfig (what `catena-zero export` runs)."""
+    """`export_model` (or, with `convert`, `convert_model_file`) driven by an ExportConfig
+    (what `catena-zero export` runs)."""
+    if config.convert:
+        return convert_model_file(config.convert, config.output)
     source: str | Track
     if config.champion:
         source = Track(config.side, config.game_type, config.scoring)

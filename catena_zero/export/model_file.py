@@ -1,304 +1,330 @@
-"""Standalone model files: a `torch.export` program plus JSON metadata in one zip archive.
+"""Standalone model files: JSON metadata and safetensors weights in a zip archive.
 
-A model file is what `torch.export.save` writes (a `.pt2` zip archive; the project names the
-bundled ones `side4.pt` / `side6.pt`) with one extra member, `catena_model.json`, holding the
-metadata. Anyone with torch alone can run it::
+A model file (format version 2; the bundled ones are `side4.pt` / `side6.pt`) is a zip of
+stored members:
 
-    program = torch.export.load("side6.pt").module()
+    catena_model.json     the metadata (catena_zero.export.metadata.ModelMetadata)
+    weights.safetensors   the network's state dict
+    program.pt2           optional: a `torch.export` program of the same network
+
+`load_model_file` never unpickles and never runs anything from the file: it checks the
+archive (catena_zero.export.container: bounded sizes, CRC of every member), the format and
+every metadata field, rebuilds the network with the project's own PolicyValueNet from the
+metadata, and loads the safetensors weights into it after checking their names, shapes and
+dtypes against that network. The program is only read with `trust_program=True`, because
+`torch.export.load` unpickles parts of it; the network never needs it. It is there for
+torch-only users of a file they trust::
+
+    import io, zipfile, torch
+    data = zipfile.ZipFile("side6.pt").read("program.pt2")
+    program = torch.export.load(io.BytesIO(data)).module()    # unpickles: trusted files only
     policy_logits, value_logits, score, ownership = program(planes, globals_)
     # planes [B, P, H, W] float32, globals_ [B, G] float32 (catena_zero.rules.observe)
     # -> [B, A], [B, 3] (win/draw/loss, side to move), [B] margin points, [B, C] in [-1, 1]
 
-No config file, checkpoint or training code is needed to load it. `load_model_file` checks
-the archive (CRC of every member, so a truncated or corrupted file is refused before torch
-sees it), the format name and FORMAT_VERSION, and the shapes stated in the metadata.
+Format-1 files (a whole `torch.export` archive) are refused; `catena-zero export --convert`
+(catena_zero.export.convert) rewrites them reading only their raw weight storages.
 """
 
 from __future__ import annotations
 
 import copy
-import dataclasses
-import datetime
 import io
 import json
-import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
 
 from catena_zero.data.atomic import atomic_write_bytes
+from catena_zero.export.container import Archive, ArchiveError, read_archive, write_archive
+from catena_zero.export.metadata import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    OUTPUT_NAMES,
+    ModelFileError,
+    ModelMetadata,
+    ModelTrack,
+    metadata_for,
+)
 
-FORMAT_NAME = "catena-zero-model"
-FORMAT_VERSION = 1
+__all__ = [
+    "FORMAT_NAME", "FORMAT_VERSION", "METADATA_MEMBER", "OUTPUT_NAMES", "PROGRAM_MEMBER",
+    "WEIGHTS_MEMBER", "ModelFile", "ModelFileError", "ModelMetadata", "ModelTrack",
+    "load_model_file", "metadata_for", "read_file_bytes", "read_metadata", "save_model_file",
+]
+
 METADATA_MEMBER = "catena_model.json"
-OUTPUT_NAMES = ("policy_logits", "value_logits", "score", "ownership")
+WEIGHTS_MEMBER = "weights.safetensors"
+PROGRAM_MEMBER = "program.pt2"
+MEMBERS = (METADATA_MEMBER, WEIGHTS_MEMBER, PROGRAM_MEMBER)
+FORMAT1_METADATA_SUFFIX = "/extra/" + METADATA_MEMBER
+# Bounds on what is read: a file or member larger than this is refused before it is used.
+MAX_FILE_BYTES = 1 << 30
+MAX_METADATA_BYTES = 1 << 20
 # Largest batch the exported program accepts (torch.export needs a bound on dynamic dims).
 MAX_BATCH = 65536
+# How closely a rebuilt network or a program must reproduce the network it was made from.
+TOLERANCE = 1e-4
 
 
-class ModelFileError(ValueError):
-    """A model file is missing, truncated, corrupt, of another format or format version."""
+def one_line(error: BaseException, limit: int = 200) -> str:
+    """An exception's message on one line, at most `limit` characters."""
+    return " ".join(str(error).split())[:limit]
 
 
-@dataclass(frozen=True)
-class ModelMetadata:
-    """What a model file says about itself (stored as JSON inside the archive)."""
-
-    side: int  # board side n of the rules it was trained on
-    game_type: str  # "komi" | "nokomi" | "double"
-    scoring: str  # "standard" | "longest" | "quadratic"
-    komi_range: tuple[int, int]  # (lo, hi) komi the rules allow
-    network: dict[str, Any]  # NetworkConfig as a dict (architecture description)
-    num_planes: int  # P of the input planes [B, P, H, W]
-    num_globals: int  # G of the global inputs [B, G]
-    grid_size: int  # H = W of the input planes (2n - 1)
-    num_cells: int  # C, the ownership width
-    num_actions: int  # A = C + 1 (the last action takes the button)
-    elo: float | None = None  # Elo of the model when exported (None = not measured)
-    elo_reference: str | None = None  # what the Elo is measured against
-    training_steps: int | None = None  # optimiser steps of the checkpoint (None = unknown)
-    source: str = ""  # the checkpoint path or champion track it came from
-    created_utc: str = ""  # ISO time of export
-    torch_version: str = ""  # torch that wrote the file
-    format: str = FORMAT_NAME  # file format name
-    format_version: int = FORMAT_VERSION  # file format version, checked by the reader
-    outputs: tuple[str, ...] = OUTPUT_NAMES  # names of the program's outputs, in order
-
-    def to_json(self) -> str:
-        values = dataclasses.asdict(self)
-        values["komi_range"] = list(self.komi_range)
-        values["outputs"] = list(self.outputs)
-        return json.dumps(values, indent=2, sort_keys=True)
-
-    @classmethod
-    def from_dict(cls, values: dict[str, Any], path: str = "") -> ModelMetadata:
-        known = {field.name for field in dataclasses.fields(cls)}
-        required = {
-            field.name for field in dataclasses.fields(cls)
-            if field.default is dataclasses.MISSING
-        }
-        missing = sorted(required - set(values))
-        if missing:
-            raise ModelFileError(f"model file {path}: metadata lacks {', '.join(missing)}")
-        kept = {key: value for key, value in values.items() if key in known}
-        kept["komi_range"] = tuple(int(v) for v in kept["komi_range"])
-        kept["outputs"] = tuple(kept.get("outputs", OUTPUT_NAMES))
-        return cls(**kept)
-
-    def rules(self):
-        """The `catena_zero.rules.Rules` the model was trained on."""
-        from catena_zero.rules import Rules
-
-        return Rules(side=self.side, game_type=self.game_type, scoring=self.scoring)
-
-
-class _TupleOutput(torch.nn.Module):
-    """Wraps PolicyValueNet so the exported program returns a plain tuple of tensors."""
-
-    def __init__(self, net: torch.nn.Module) -> None:
-        super().__init__()
-        self.net = net
-
-    def forward(self, planes: torch.Tensor, globals_: torch.Tensor):
-        output = self.net(planes, globals_)
-        return tuple(getattr(output, name) for name in OUTPUT_NAMES)
-
-
-def _rules_value(value: Any) -> str:
-    return str(getattr(value, "value", value))
-
-
-def metadata_for(net: torch.nn.Module, rules, *, network_config: dict[str, Any],
-                 elo: float | None = None, elo_reference: str | None = None,
-                 training_steps: int | None = None, source: str = "") -> ModelMetadata:
-    """Metadata for `net` trained on `rules` (shapes taken from the rules' board)."""
-    from catena_zero.rules import NUM_GLOBALS
-
-    board = rules.board
-    lo, hi = rules.komi_range
-    return ModelMetadata(
-        side=int(rules.side), game_type=_rules_value(rules.game_type),
-        scoring=_rules_value(rules.scoring), komi_range=(int(lo), int(hi)),
-        network=dict(network_config), num_planes=int(net.num_planes), num_globals=int(NUM_GLOBALS),
-        grid_size=int(board.grid_size), num_cells=int(board.num_cells),
-        num_actions=int(board.num_actions),
-        elo=None if elo is None else float(elo), elo_reference=elo_reference,
-        training_steps=None if training_steps is None else int(training_steps),
-        source=str(source),
-        created_utc=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        torch_version=torch.__version__,
-    )
-
-
-def save_model_file(net: torch.nn.Module, metadata: ModelMetadata, path: str | Path) -> Path:
-    """Export `net` (a PolicyValueNet, put in eval mode on CPU) to `path`, atomically.
-
-    Raises ModelFileError when the exported program disagrees with the network.
-    """
+def read_file_bytes(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a model file; ModelFileError when it is missing, empty, a directory,
+    unreadable or larger than `max_bytes`."""
     path = Path(path)
-    net = copy.deepcopy(net).to("cpu").eval()  # the caller's net keeps its device and mode
-    wrapper = _TupleOutput(net).eval()
-    generator = torch.Generator().manual_seed(0)
-    shape = (metadata.num_planes, metadata.grid_size, metadata.grid_size)
+    try:
+        if path.is_dir():
+            raise ModelFileError(f"model file {path}: is a directory, not a model file")
+        if not path.exists():
+            raise ModelFileError(f"model file {path}: does not exist")
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise ModelFileError(f"model file {path}: is {size} bytes, more than the "
+                                 f"{max_bytes} a model file may have")
+        with open(path, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError as error:
+        raise ModelFileError(f"model file {path}: could not be read ({one_line(error)})"
+                             ) from error
+    if not data:
+        raise ModelFileError(f"model file {path}: is empty")
+    if len(data) > max_bytes:
+        raise ModelFileError(f"model file {path}: grew past {max_bytes} bytes while read")
+    return data
 
-    def sample(batch: int) -> tuple[torch.Tensor, torch.Tensor]:
-        planes = torch.rand((batch, *shape), generator=generator)
-        globals_ = torch.rand((batch, metadata.num_globals), generator=generator)
-        return planes, globals_
 
-    batch_dim = torch.export.Dim("batch", min=1, max=MAX_BATCH)
-    with torch.no_grad():
-        program = torch.export.export(
-            wrapper, sample(2), dynamic_shapes=({0: batch_dim}, {0: batch_dim}), strict=False
-        )
-        # The exported program must reproduce the network at other batch sizes.
-        module = program.module()
-        for batch in (1, 5):
-            inputs = sample(batch)
-            expected = wrapper(*inputs)
-            got = module(*inputs)
-            for name, want, have in zip(OUTPUT_NAMES, expected, got, strict=True):
-                if want.shape != have.shape or not torch.allclose(want, have, atol=1e-4):
-                    raise ModelFileError(f"exported program disagrees with the network on "
-                                         f"{name} at batch {batch}")
-    buffer = io.BytesIO()  # torch.export wants a buffer or a name ending in .pt2
-    torch.export.save(program, buffer, extra_files={METADATA_MEMBER: metadata.to_json()})
-    atomic_write_bytes(path, buffer.getvalue())
-    return path
+def open_archive(path: str | Path, data: bytes) -> Archive:
+    """The checked archive of a model file's bytes (every member's CRC verified)."""
+    try:
+        archive = read_archive(data)
+        archive.check_all()
+    except ArchiveError as error:
+        raise ModelFileError(f"model file {path}: {error}") from None
+    return archive
+
+
+def parse_json(path: str | Path, archive: Archive, name: str) -> object:
+    """The JSON of a member (bounded, strict UTF-8, no NaN or Infinity)."""
+    if archive.size(name) > MAX_METADATA_BYTES:
+        raise ModelFileError(f"model file {path}: member {name} is {archive.size(name)} bytes, "
+                             f"more than the {MAX_METADATA_BYTES} metadata may have")
+
+    def refuse_constant(text: str) -> float:
+        raise ValueError(f"{text} is not a JSON number")
+
+    try:
+        return json.loads(archive.read(name).decode("utf-8"), parse_constant=refuse_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise ModelFileError(f"model file {path}: unreadable {name} ({error})") from None
+
+
+def _metadata_of(path: str | Path, archive: Archive) -> ModelMetadata:
+    names = archive.names()
+    if METADATA_MEMBER not in archive:
+        format1 = [name for name in names if name.endswith(FORMAT1_METADATA_SUFFIX)]
+        if not format1:
+            raise ModelFileError(f"model file {path}: not a catena-zero model "
+                                 f"(no {METADATA_MEMBER} inside)")
+        values = parse_json(path, archive, format1[0])
+        if isinstance(values, dict) and values.get("format") == FORMAT_NAME:
+            raise ModelFileError(
+                f"model file {path}: format version {values.get('format_version')!r} (a "
+                f"torch.export program, which only unpickling reads); this catena-zero reads "
+                f"version {FORMAT_VERSION}: convert it with `catena-zero export --convert "
+                f"{path} --output NEW.pt`")
+        raise ModelFileError(f"model file {path}: not a {FORMAT_NAME} file")
+    unexpected = sorted(set(names) - set(MEMBERS))
+    if unexpected:
+        raise ModelFileError(f"model file {path}: corrupt or not a catena-zero model "
+                             f"(unexpected member {unexpected[0]!r:.80})")
+    if WEIGHTS_MEMBER not in archive:
+        raise ModelFileError(f"model file {path}: not a catena-zero model (no {WEIGHTS_MEMBER})")
+    return ModelMetadata.from_dict(parse_json(path, archive, METADATA_MEMBER), str(path))
 
 
 def read_metadata(path: str | Path) -> ModelMetadata:
-    """The metadata of a model file, after checking the archive; no torch load.
+    """The metadata of a model file, after checking the archive; no weights are loaded.
 
     Raises ModelFileError naming the file when it is missing, truncated or corrupt, not a
     catena model, or of another format version.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise ModelFileError(f"model file {path} does not exist")
-    try:
-        with zipfile.ZipFile(path) as archive:
-            broken = archive.testzip()
-            if broken is not None:
-                raise ModelFileError(f"model file {path} is corrupt (bad CRC in {broken})")
-            members = [n for n in archive.namelist() if n.endswith("/extra/" + METADATA_MEMBER)]
-            if not members:
-                raise ModelFileError(f"model file {path} is not a catena-zero model "
-                                     f"(no {METADATA_MEMBER} inside)")
-            text = archive.read(members[0]).decode("utf-8")
-    except (zipfile.BadZipFile, EOFError, OSError) as error:
-        raise ModelFileError(f"model file {path} is truncated or not a model archive "
-                             f"({error})") from error
-    try:
-        values = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ModelFileError(f"model file {path}: unreadable metadata ({error})") from error
-    if not isinstance(values, dict) or values.get("format") != FORMAT_NAME:
-        raise ModelFileError(f"model file {path} is not a {FORMAT_NAME} file")
-    version = values.get("format_version")
-    if version != FORMAT_VERSION:
-        raise ModelFileError(f"model file {path} has format version {version!r}; this "
-                             f"catena-zero reads version {FORMAT_VERSION} (re-export it)")
-    return ModelMetadata.from_dict(values, str(path))
+    return _metadata_of(path, open_archive(path, read_file_bytes(path)))
 
 
 @dataclass
 class ModelFile:
-    """A loaded model file: the program and its metadata.
+    """A loaded model file: the rebuilt network and the metadata.
 
-    `runner` is what `run` calls: the exported program itself, or (when `load_model_file`
-    could rebuild it) an equivalent eager PolicyValueNet holding the program's weights,
-    which runs a batch-1 search evaluation about 2-3x faster than the program's graph
-    interpreter. The eager copy is only used after it reproduced the program's outputs.
+    `network` is a PolicyValueNet in eval mode on the CPU holding the file's weights;
+    `program` is the file's torch.export program, loaded only with `trust_program=True`.
     """
 
     path: Path  # where it was loaded from
     metadata: ModelMetadata  # what the file says about itself
-    program: torch.nn.Module  # the exported program: (planes, globals) -> 4 tensors
-    runner: torch.nn.Module | None = None  # what `run` calls (None = the program)
+    network: torch.nn.Module  # PolicyValueNet with the file's weights (eval, CPU)
+    program: torch.nn.Module | None = None  # the exported program (trusted loads only)
 
     def rules(self):
         return self.metadata.rules()
 
     def as_network(self) -> torch.nn.Module:
-        """A module whose forward returns `catena_zero.network.NetOutput`, like PolicyValueNet."""
-        return _NetOutputAdapter(self.program, self.metadata)
+        """A module whose forward returns `catena_zero.network.NetOutput` (the network)."""
+        return self.network
 
     @torch.inference_mode()
     def run(self, planes: np.ndarray, globals_: np.ndarray) -> dict[str, np.ndarray]:
         """Evaluate observations: planes [B, P, H, W], globals [B, G] -> numpy outputs by name."""
-        runner = self.runner if self.runner is not None else self.program
         # Observations may carry planes added after this model was trained: it reads its own.
         planes = planes[:, : self.metadata.num_planes]
-        outputs = runner(torch.as_tensor(planes, dtype=torch.float32),
-                         torch.as_tensor(globals_, dtype=torch.float32))
-        return {name: value.numpy() for name, value in zip(OUTPUT_NAMES, outputs, strict=True)}
+        outputs = self.network.forward_tuple(torch.as_tensor(planes, dtype=torch.float32),
+                                             torch.as_tensor(globals_, dtype=torch.float32))
+        return {name: value.numpy()
+                for name, value in zip(OUTPUT_NAMES, outputs[: len(OUTPUT_NAMES)], strict=True)}
 
 
-class _NetOutputAdapter(torch.nn.Module):
-    """Presents an exported program as a network returning NetOutput (for NetworkEvaluator)."""
+def _network_from(path: str | Path, metadata: ModelMetadata, weights: bytes) -> torch.nn.Module:
+    """The PolicyValueNet of `metadata` holding the safetensors `weights`, in eval mode."""
+    import safetensors.torch
 
-    def __init__(self, program: torch.nn.Module, metadata: ModelMetadata) -> None:
-        super().__init__()
-        self.program = program
-        self.metadata = metadata
-        self.num_cells = metadata.num_cells
-        self.num_actions = metadata.num_actions
+    from catena_zero.network import PolicyValueNet
+    from catena_zero.rules import NUM_GLOBALS, NUM_PLANES
 
-    def forward(self, planes: torch.Tensor, globals_: torch.Tensor):
-        from catena_zero.network import NetOutput
-
-        planes = planes[:, : self.metadata.num_planes]
-        policy_logits, value_logits, score, ownership = self.program(planes, globals_)
-        return NetOutput(policy_logits=policy_logits, value_logits=value_logits, score=score,
-                         ownership=ownership)
-
-    def eval(self):  # the exported program is already in inference form
-        return self
-
-    def train(self, mode: bool = True):
-        return self
-
-
-def load_model_file(path: str | Path) -> ModelFile:
-    """Load a model file; ModelFileError (naming the file and the problem) if it is unusable."""
-    metadata = read_metadata(path)
+    if metadata.num_planes > NUM_PLANES or metadata.num_globals != NUM_GLOBALS:
+        raise ModelFileError(
+            f"model file {path}: made for {metadata.num_planes} planes and "
+            f"{metadata.num_globals} globals; this catena-zero observes {NUM_PLANES} planes "
+            f"(a model may read fewer) and {NUM_GLOBALS} globals")
+    args = metadata.network_init_args()
     try:
-        buffer = io.BytesIO(Path(path).read_bytes())
-        program = torch.export.load(buffer).module()
-    except Exception as error:  # torch raises many kinds for damaged archives
-        raise ModelFileError(f"model file {path} could not be loaded by torch "
-                             f"{torch.__version__}: {error}") from error
-    return ModelFile(path=Path(path), metadata=metadata, program=program,
-                     runner=_eager_copy(program, metadata))
-
-
-def _eager_copy(program: torch.nn.Module, metadata: ModelMetadata) -> torch.nn.Module | None:
-    """PolicyValueNet with the program's weights if it reproduces the program, else None."""
+        # The shapes first, on the meta device: a config describing a huge network costs
+        # nothing until the weights are known to fit it.
+        with torch.device("meta"):
+            expected = PolicyValueNet.from_init_args(args).state_dict()
+    except (ValueError, TypeError, RuntimeError) as error:
+        raise ModelFileError(f"model file {path}: its network cannot be built "
+                             f"({one_line(error)})") from None
     try:
-        from catena_zero.network import NetworkConfig, PolicyValueNet
-        from catena_zero.rules import get_board
+        tensors = safetensors.torch.load(weights)
+    except Exception as error:  # safetensors reports a damaged header in several ways
+        raise ModelFileError(f"model file {path}: unreadable {WEIGHTS_MEMBER} "
+                             f"({one_line(error)})") from None
+    missing = sorted(set(expected) - set(tensors))
+    extra = sorted(set(tensors) - set(expected))
+    if missing or extra:
+        raise ModelFileError(f"model file {path}: its weights do not fit the network its "
+                             f"metadata describes (missing {missing[:3]}, unexpected {extra[:3]})")
+    for name, want in expected.items():
+        have = tensors[name]
+        if have.shape != want.shape or have.dtype != want.dtype:
+            raise ModelFileError(
+                f"model file {path}: weight {name} is {have.dtype} {tuple(have.shape)}, the "
+                f"network needs {want.dtype} {tuple(want.shape)}")
+        if have.is_floating_point() and not bool(torch.isfinite(have).all()):
+            raise ModelFileError(f"model file {path}: weight {name} is not finite")
+    net = PolicyValueNet.from_init_args(args)
+    net.load_state_dict(tensors, strict=True)
+    return net.eval()
 
-        board = get_board(metadata.side)
-        net = PolicyValueNet(metadata.num_planes, metadata.num_globals, metadata.grid_size,
-                             board.cell_grid_index, NetworkConfig.from_dict(metadata.network))
-        prefix = "net."
-        weights = {key[len(prefix):]: value for key, value in program.state_dict().items()
-                   if key.startswith(prefix)}
-        net.load_state_dict(weights, strict=True)
-        wrapper = _TupleOutput(net).eval()
-        generator = torch.Generator().manual_seed(1)
-        size = metadata.grid_size
-        planes = torch.rand((3, metadata.num_planes, size, size), generator=generator)
-        globals_ = torch.rand((3, metadata.num_globals), generator=generator)
-        with torch.inference_mode():
-            for want, have in zip(program(planes, globals_), wrapper(planes, globals_),
-                                  strict=True):
-                if want.shape != have.shape or not torch.allclose(want, have, atol=1e-4):
-                    return None
-        return wrapper
-    except Exception:  # a file from another code version: the program alone still works
-        return None
+
+def _load_from_bytes(path: str | Path, data: bytes, trust_program: bool) -> ModelFile:
+    archive = open_archive(path, data)
+    metadata = _metadata_of(path, archive)
+    network = _network_from(path, metadata, archive.read(WEIGHTS_MEMBER))
+    program = None
+    if trust_program:
+        if PROGRAM_MEMBER not in archive:
+            raise ModelFileError(f"model file {path}: holds no {PROGRAM_MEMBER}")
+        try:
+            program = torch.export.load(io.BytesIO(archive.read(PROGRAM_MEMBER))).module()
+        except Exception as error:  # torch raises many kinds for damaged archives
+            raise ModelFileError(f"model file {path}: its program could not be loaded by "
+                                 f"torch {torch.__version__}: {one_line(error)}") from None
+        _check_agreement(network.as_tuple_module(), program, metadata, seed=1,
+                         failure=lambda text: f"model file {path}: its program {text}")
+    return ModelFile(path=Path(path), metadata=metadata, network=network, program=program)
+
+
+def load_model_file(path: str | Path, *, trust_program: bool = False) -> ModelFile:
+    """Load a model file; ModelFileError (naming the file and the problem) if it is unusable.
+
+    Nothing in the file is unpickled or run unless `trust_program` is true: then its
+    torch.export program is loaded too (torch unpickles parts of it; only for files you
+    trust) and checked against the network.
+    """
+    return _load_from_bytes(path, read_file_bytes(path), trust_program)
+
+
+def _check_agreement(expected_module: torch.nn.Module, module: torch.nn.Module,
+                     metadata: ModelMetadata, *, seed: int,
+                     failure: Callable[[str], str], batches: tuple[int, ...] = (1, 5)) -> None:
+    """Raise ModelFileError(failure(...)) unless `module` reproduces `expected_module`."""
+    generator = torch.Generator().manual_seed(seed)
+    size = metadata.grid_size
+    with torch.no_grad():
+        for batch in batches:
+            planes = torch.rand((batch, metadata.num_planes, size, size), generator=generator)
+            globals_ = torch.rand((batch, metadata.num_globals), generator=generator)
+            expected = expected_module(planes, globals_)
+            got = module(planes, globals_)
+            for name, want, have in zip(OUTPUT_NAMES, expected, got, strict=True):
+                if want.shape != have.shape or not torch.allclose(want, have, atol=TOLERANCE):
+                    raise ModelFileError(failure(f"disagrees with the network on {name} at "
+                                                 f"batch {batch}"))
+
+
+def _export_program(net: torch.nn.Module, metadata: ModelMetadata) -> bytes:
+    """The torch.export program of `net` (outputs as a tuple), serialised, with the metadata
+    as its extra file `catena_model.json` for torch-only readers."""
+    wrapper = net.as_tuple_module().eval()
+    generator = torch.Generator().manual_seed(0)
+    size = metadata.grid_size
+    sample = (torch.rand((2, metadata.num_planes, size, size), generator=generator),
+              torch.rand((2, metadata.num_globals), generator=generator))
+    batch_dim = torch.export.Dim("batch", min=1, max=MAX_BATCH)
+    with torch.no_grad():
+        program = torch.export.export(
+            wrapper, sample, dynamic_shapes=({0: batch_dim}, {0: batch_dim}), strict=False
+        )
+    _check_agreement(wrapper, program.module(), metadata, seed=0,
+                     failure=lambda text: f"exported program {text}")
+    buffer = io.BytesIO()  # torch.export wants a buffer or a name ending in .pt2
+    torch.export.save(program, buffer, extra_files={METADATA_MEMBER: metadata.to_json()})
+    return buffer.getvalue()
+
+
+def save_model_file(net: torch.nn.Module, metadata: ModelMetadata, path: str | Path, *,
+                    program: bool = True) -> Path:
+    """Write `net` (a PolicyValueNet; the caller's copy keeps its device and mode) and its
+    metadata to `path`, atomically; with `program` also its torch.export program.
+
+    Raises ModelFileError, writing nothing, when the metadata does not describe `net` or the
+    written file would not reproduce it.
+    """
+    import safetensors.torch
+
+    path = Path(path)
+    net = copy.deepcopy(net).to("cpu").eval()
+    described = ModelMetadata.from_dict(json.loads(metadata.to_json()), str(path))
+    if net.init_args != described.network_init_args():
+        raise ModelFileError(f"model file {path}: the metadata does not describe this network "
+                             f"(network {net.config.to_dict()}, metadata {metadata.network})")
+    weights = {name: tensor.detach().contiguous() for name, tensor in net.state_dict().items()}
+    members = [(METADATA_MEMBER, metadata.to_json().encode("utf-8")),
+               (WEIGHTS_MEMBER, safetensors.torch.save(weights))]
+    if program:
+        members.append((PROGRAM_MEMBER, _export_program(net, metadata)))
+    data = write_archive(members)
+    # What is written must load back, through the reader, as this network.
+    loaded = _load_from_bytes(path, data, trust_program=False)
+    _check_agreement(net.as_tuple_module(), loaded.network.as_tuple_module(), metadata,
+                     seed=2, failure=lambda text: f"model file {path}: the written network "
+                     f"{text}")
+    atomic_write_bytes(path, data)
+    return path

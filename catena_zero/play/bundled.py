@@ -3,7 +3,8 @@
 `gtp`, `play` and `serve` use the bundled champion of the chosen board side when no model
 file is given, so a fresh install plays a trained opponent. `ModelLibrary` resolves a side
 to a loaded model file: either one fixed file (`--model FILE`, one side only) or the bundled
-champion of each side, loaded on first use.
+champion of each side, loaded on first use. Loading never unpickles or runs anything from
+a file (catena_zero.export.model_file), so `--model` may name a downloaded file.
 """
 
 from __future__ import annotations

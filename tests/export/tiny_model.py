@@ -1,7 +1,8 @@
 """A tiny randomly initialised network exported on the fly, for tests (never a champion).
 
 `tiny_model_file(side)` exports once per process and side into a temporary directory and
-returns the path; tests copy it when they need to damage it.
+returns the path; tests copy it when they need to damage it. `program=False` leaves out the
+torch.export program (a smaller file, written without tracing).
 """
 
 from __future__ import annotations
@@ -28,11 +29,12 @@ def tiny_network(side: int, seed: int = 0) -> PolicyValueNet:
 
 
 @functools.cache
-def tiny_model_file(side: int = 3) -> Path:
+def tiny_model_file(side: int = 3, program: bool = True) -> Path:
     torch.set_num_threads(1)
     directory = Path(tempfile.mkdtemp(prefix="catena-tiny-model-"))
     rules = Rules(side=side)
     net = tiny_network(side)
     metadata = metadata_for(net, rules, network_config=net.config.to_dict(), elo=None,
                             training_steps=0, source="random initialisation (test)")
-    return save_model_file(net, metadata, directory / f"tiny-side{side}.pt")
+    name = f"tiny-side{side}.pt" if program else f"tiny-side{side}-no-program.pt"
+    return save_model_file(net, metadata, directory / name, program=program)
