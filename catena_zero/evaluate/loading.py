@@ -92,7 +92,7 @@ def load_net(config: EvaluateConfig) -> LoadedNet:
     if config.model_file:
         if config.precision not in ("auto", "float32") or config.weights != "published":
             raise EvaluationError("a model file plays in float32 with its exported weights: "
-                                  "leave evaluate.precision and evaluate.weights as they are")
+                                  "leave precision and weights at their defaults")
         model = load_model_file(config.model_file)
         rules = model.rules()
         engine = Engine(rules)
