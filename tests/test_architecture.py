@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1] / "catena_zero"
+# Folders of scripts run against the installed package (never a path hack of their own).
+SCRIPT_FOLDERS = ("benchmarks", "scripts")
 
 # Which project packages each package may import (besides itself).
 ALLOWED: dict[str, set[str]] = {
@@ -25,7 +27,9 @@ ALLOWED: dict[str, set[str]] = {
     "arena": {"rules", "mcts", "network", "data", "selfplay", "train"},
     "komi": {"rules", "mcts", "network", "data", "selfplay", "train", "arena"},
     "pipeline": {"rules", "mcts", "network", "data", "selfplay", "train", "arena", "komi"},
-    "evaluate": {"rules", "mcts", "network", "data", "selfplay", "train", "arena", "komi"},
+    # export: an exported model file is evaluated like a checkpoint (export.load_model_file).
+    "evaluate": {"rules", "mcts", "network", "data", "selfplay", "train", "arena", "komi",
+                 "export"},
     "export": {"rules", "mcts", "network", "data", "selfplay", "train", "arena"},
     "play": {"rules", "mcts", "network", "data", "selfplay", "train", "arena", "export", "komi"},
     "cli": {
@@ -109,3 +113,44 @@ def test_nothing_imports_cli() -> None:
 def test_layering_table_covers_every_package() -> None:
     packages = {p.name for p in PACKAGE_ROOT.iterdir() if (p / "__init__.py").exists()}
     assert packages <= set(ALLOWED), sorted(packages - set(ALLOWED))
+
+
+def _script_files() -> list[Path]:
+    root = PACKAGE_ROOT.parent
+    return sorted(path for folder in SCRIPT_FOLDERS for path in (root / folder).rglob("*.py"))
+
+
+def _path_hacks(path: Path) -> list[str]:
+    """Uses of sys.path and imports of a file by its path (importlib / runpy) in `path`."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if (isinstance(node, ast.Attribute) and node.attr == "path"
+                and isinstance(node.value, ast.Name) and node.value.id == "sys"):
+            found.append(f"line {node.lineno}: sys.path")
+        elif isinstance(node, ast.Attribute) and node.attr in ("spec_from_file_location",
+                                                                "run_path"):
+            found.append(f"line {node.lineno}: {node.attr}")
+        elif isinstance(node, ast.ImportFrom) and node.module == "sys" and any(
+                alias.name == "path" for alias in node.names):
+            found.append(f"line {node.lineno}: from sys import path")
+    return found
+
+
+def test_path_hacks_are_found() -> None:
+    """The check below sees each way a script could reach another file by its path."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as directory:
+        sample = Path(directory) / "sample.py"
+        sample.write_text("import sys\nsys.path.insert(0, 'x')\nfrom sys import path\n"
+                          "import importlib.util\nimportlib.util.spec_from_file_location"
+                          "('m', 'm.py')\n")
+        assert len(_path_hacks(sample)) == 3
+
+
+@pytest.mark.parametrize("path", _script_files(),
+                         ids=lambda value: str(value.relative_to(PACKAGE_ROOT.parent)))
+def test_scripts_use_the_installed_package(path: Path) -> None:
+    """Benchmarks and scripts import the package (and each other) as modules: no file edits
+    sys.path or loads another script by its path."""
+    assert _path_hacks(path) == [], f"{path.relative_to(PACKAGE_ROOT.parent)}: {_path_hacks(path)}"

@@ -27,11 +27,14 @@ from catena_zero.cli.common import (
 )
 
 # Subcommand -> one-line description. The module `catena_zero.cli.<name>` provides
-# `main(overrides: list[str]) -> int`; a missing module means "not available yet".
+# `main(overrides: list[str]) -> int`; a missing module means "not available yet". A module
+# whose command line has words of its own (`evaluate learning`) also provides
+# `prepare_overrides(overrides) -> overrides`, which turns them into Hydra overrides.
 SUBCOMMANDS: dict[str, str] = {
     "train": "alternate self-play and training (inline or on Ray)",
     "arena": "play matches between agents / checkpoints, gating and Elo",
     "komi": "estimate the fair komi of a board and rules",
+    "evaluate": "measure a trained net: learning, endgame, trajectories, generalisation",
     "solve": "solve small boards exactly",
     "export": "export a checkpoint as a standalone model file",
     "gtp": "speak GTP on stdin/stdout",
@@ -138,6 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         print_config = "--cfg" in rest
         overrides = translate_arguments([a for a in rest if a != "--cfg"])
+        overrides = getattr(module, "prepare_overrides", list)(overrides)
         if print_config:
             print(format_config(compose(name, overrides)))
             return 0

@@ -22,6 +22,7 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 
 from catena_zero.arena.config import ArenaConfig, TrainingGateConfig
+from catena_zero.evaluate.config import EvaluateConfig
 from catena_zero.export.exporter import ExportConfig
 from catena_zero.komi.config import KomiConfig, SolveConfig
 from catena_zero.mcts.config import SearchConfig
@@ -104,6 +105,15 @@ class PlayKeys:
     colour: str = "black"  # play: your colour, black | white | auto (the model chooses its own)
 
 
+@dataclass
+class EvaluateKeys:
+    """`catena-zero evaluate`'s key besides catena_zero.evaluate.config.EvaluateConfig."""
+
+    # SearchConfig fields changed in the run's own search (search.algorithm=puct); empty: the
+    # run's search with exact endgames off
+    search: dict[str, Any] = field(default_factory=dict)
+
+
 def _schema(name: str, *tops: tuple[type, tuple[str, ...]], **groups: type) -> type:
     """A dataclass with the fields of each `(dataclass, excluded names)` of `tops` at the top
     level and one field per group."""
@@ -129,6 +139,7 @@ LAYOUT: dict[str, tuple[tuple[tuple[type, tuple[str, ...]], ...], dict[str, type
     "gtp": (((PlayKeys, ("colour",)),), RULES_GROUPS | {"player": PlayerConfig}),
     "play": (((PlayKeys, ()),), RULES_GROUPS | {"player": PlayerConfig}),
     "serve": (((ServeConfig, ()), (PlayKeys, ("komi", "colour"))), {"player": PlayerConfig}),
+    "evaluate": (((EvaluateConfig, ()), (EvaluateKeys, ())), {}),
 }
 
 SCHEMAS: dict[str, type] = {

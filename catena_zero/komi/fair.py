@@ -1,7 +1,10 @@
-"""Fair komi, in one place: the network's estimate, its smoothing over a run, and the empirical
-crossing of a self-play sweep.
+"""Fair komi, in one place: the network's estimate, its smoothing over a run, and the komi of a
+search's self-play balance.
 
-The network's estimate is the komi at which its value of the empty board is zero.
+The network's estimate is the komi at which its value of the empty board is zero. It is one
+output of the net: on eleven side-4 nets it missed their self-play balance by 1.0 point on
+average and by up to 3.5, so evaluations measure the balance itself (`selfplay_fair_komi`:
+a self-play sweep over the komi range and the logistic fit of `catena_zero.komi.sweep`).
 
 Black moves first on the empty board, so the evaluation's value there is Black's expected
 outcome; it falls as White's komi grows. The estimate evaluates the empty board at a grid of
@@ -11,9 +14,16 @@ linearly between the two komis around the zero crossing.
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+
 import numpy as np
 
-from catena_zero.rules import Engine
+from catena_zero.arena.agents import SearchAgent
+from catena_zero.komi.config import SweepConfig
+from catena_zero.komi.sweep import fit_table, run_sweep
+from catena_zero.mcts.config import SearchConfig
+from catena_zero.rules import Engine, Rules
 
 GRID_POINTS = 33  # komis evaluated in the first batched call (the whole range when smaller)
 
@@ -59,3 +69,41 @@ def smoothed_fair_komi(previous: float | None, estimate: float, smoothing: float
     if previous is None:
         return float(estimate)
     return smoothing * previous + (1.0 - smoothing) * estimate
+
+
+@dataclass(frozen=True)
+class SelfPlayBalance:
+    """The komi at which a search wins half its games against itself as Black."""
+
+    fair_komi: float  # the logistic fit's crossing, clipped into the komi range
+    low: float  # 95% profile-likelihood interval of the crossing (may be infinite)
+    high: float
+    slope: float  # of sigmoid(slope * (fair_komi - k)), the fit's steepness
+    games_per_komi: int  # self-play games at every komi of the range
+    black_score: dict[int, float]  # komi -> Black's score (wins + draws / 2), 4 decimals
+
+    def to_dict(self) -> dict:
+        """The JSON form (the keys `catena-zero evaluate` reports)."""
+        return dataclasses.asdict(self)
+
+
+def selfplay_fair_komi(rules: Rules, evaluate_fn, search: SearchConfig, games_per_komi: int,
+                       seed: int) -> SelfPlayBalance:
+    """The komi at which the search of `evaluate_fn` wins half its games against itself as
+    Black: a self-play sweep over the rules' komi range and its logistic fit.
+
+    The search keeps its settings, with Gumbel root noise of scale 1 so that the games differ
+    (a PUCT search keeps its Dirichlet noise). `fair_komi` is clipped into the komi range when
+    Black wins (or loses) at every komi swept."""
+    agent = SearchAgent(evaluate_fn, dataclasses.replace(search, gumbel_scale=1.0))
+    table = run_sweep(rules, agent, SweepConfig(games_per_komi=games_per_komi, seed=seed))
+    fit = fit_table(table)
+    low, high = rules.komi_range
+    fair = fit.fair_komi
+    if np.isnan(fair):  # Black wins at every komi (high side open) or at none
+        fair = float(high) if np.isinf(fit.high) else float(low)
+    black_score = dict(zip(table.komi.tolist(), np.round(table.black_score, 4).tolist(),
+                           strict=True))
+    return SelfPlayBalance(fair_komi=float(fair), low=float(fit.low), high=float(fit.high),
+                           slope=float(fit.slope), games_per_komi=games_per_komi,
+                           black_score=black_score)

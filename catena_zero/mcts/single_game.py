@@ -1,6 +1,10 @@
 """One-game-at-a-time PUCT in plain Python objects: the baseline the batched search is measured
 against (self-play benchmark, baseline (c)) and a reference it must agree with in tests.
 
+It stays in the package, beside the batched search, because it is that search's reference
+(tests/mcts/test_mcts_reuse.py checks equal visit counts) as much as a benchmark baseline;
+`benchmarks/bench_selfplay.py` imports it from here.
+
 It uses the PUCT settings of a SearchConfig whatever its `algorithm`, calls evaluate_fn with a
 batch of one position per simulation, and follows the same rules as the batched PUCT: exact
 results at terminal nodes, values from the mover's view, signs flipped only where the mover

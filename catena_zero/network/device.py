@@ -3,8 +3,8 @@
 On CUDA the wrapper runs under autocast (bfloat16 where the GPU supports it,
 else float16). On the CPU it uses channels-last activations and conv weights (oneDNN's
 small convolutions ran 1.15-1.5x faster that way on the 7x7 and 11x11 grids, see
-`scripts/bench_network.py --compare-layouts`), and, where the CPU has bfloat16 matrix units
-(Intel AMX), a copy of the net with bfloat16 convolutions: oneDNN runs those about 5x
+`python -m benchmarks.bench_network --compare-layouts`), and, where the CPU has bfloat16
+matrix units (Intel AMX), a copy of the net with bfloat16 convolutions: oneDNN runs those about 5x
 faster than float32 ones (`--compare-precisions`). The copy is kept in step with the net
 by its tensors' version counters, so an optimiser step or `load_state_dict` on the net is
 seen at the next call. `precision="float32"` turns reduced precision off on any device.

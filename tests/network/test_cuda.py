@@ -1,6 +1,6 @@
 """The GPU path of `device=auto`: bf16 inference, mixed-precision training, a tiny run on CUDA.
 
-Skipped where no CUDA device is present (CI); run on a lent GPU by scripts/device_check.sh.
+Skipped where no CUDA device is present (CI); run on a lent GPU by benchmarks/device_check.sh.
 """
 
 from __future__ import annotations

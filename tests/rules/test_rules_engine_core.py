@@ -405,32 +405,6 @@ def test_fast_engine_matches_first_batched_engine(game_type):
         assert (fast_result.margin == slow_result.margin).all()
 
 
-@pytest.mark.parametrize("game_type", ["komi", "nokomi", "double"])
-def test_python_engine_matches_batched_engine(game_type):
-    """The benchmark's one-game pure-Python engine plays the same games as the batched one."""
-    import random
-
-    from catena_zero.rules.python_engine import PythonGame
-
-    rng = random.Random(3)
-    for side in (2, 3, 5, 7):
-        rules = Rules(side, game_type, "standard")
-        engine = Engine(rules)
-        for _ in range(4):
-            game, state = PythonGame(rules), engine.new_games(1)
-            while not game.terminal:
-                legal = np.flatnonzero(engine.legal_actions(state)[0]).tolist()
-                assert sorted(game.legal_actions()) == legal
-                action = game.random_action(rng)
-                game.step(action)
-                engine.step(state, np.array([action]))
-                assert game.stones == state.stones[0].tolist()
-                assert game.limited == state.limited[0].tolist()
-                assert game.terminal == bool(state.terminal[0])
-                assert game.to_move == state.to_move[0] or game.terminal
-            assert game.button == state.button[0]
-
-
 def test_long_run_with_restarts_keeps_counters_exact():
     """Thousands of moves with games restarted in place: no counter drifts or overflows."""
     engine = Engine(Rules(3, "komi", "quadratic"))
@@ -453,21 +427,6 @@ def test_long_run_with_restarts_keeps_counters_exact():
     assert (state.free[:, :-1][has_stone] == legal_around[has_stone]).all()
     assert (state.degree_padded[:, -1] == 0).all() and not state.legal_padded[:, -1].any()
     assert (state.move_number < 40).all()
-
-
-def test_bench_script_quick_mode(tmp_path):
-    import json
-
-    from tests.script_loader import load_script
-
-    module = load_script("bench_engine")
-    out = tmp_path / "bench.json"
-    payload = module.main(["--quick", "--sides", "3", "--batches", "1", "16", "--json", str(out)])
-    saved = json.loads(out.read_text())
-    assert saved["format_version"] == payload["format_version"] == 1
-    engines = {(row["engine"], row["batch"]) for row in saved["rows"]}
-    assert engines == {("python", 1), ("numpy", 1), ("numpy", 16)}
-    assert all(row["moves_per_s"] > 0 for row in saved["rows"])
 
 
 @pytest.mark.parametrize("moves", [4, 40])

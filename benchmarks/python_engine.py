@@ -1,4 +1,6 @@
-"""A competent one-game-at-a-time pure-Python Catena engine, the benchmark's point of comparison.
+"""A competent one-game-at-a-time pure-Python Catena engine, the engine benchmark's point of
+comparison (`benchmarks.bench_engine`); nothing in the package uses it, and a test checks
+that it plays the batched engine's games.
 
 Plain lists, incremental like the batched engine: degrees and ribbon ends are kept up to date,
 legality is only re-examined around the new stone, ribbons are merged smaller-into-larger

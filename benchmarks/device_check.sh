@@ -4,12 +4,15 @@
 # self-play benchmark with the network on the GPU. Everything it keeps lands in $OUT.
 #
 #   OUT=/tmp/out DEVICE=cpu RUN_MINUTES=0.2 BENCH_GAMES=16 RUN_DIR=/tmp/copy \
-#       bash scripts/device_check.sh                                   # rehearsal here
+#       bash benchmarks/device_check.sh                                # rehearsal here
 #
 # Inputs (prepared beside the repo, git-ignored, carried to the machine):
 #   .gpu/site   pure-Python packages missing there (hydra, omegaconf, antlr4)
 #   .gpu/side6  a run dir to continue: config.yaml, the newest checkpoint, the newest shards
 set -u
+# From the repository root, `python -m` and `python -c` find the package of this checkout
+# first, which is how it is found on a machine where it is not installed.
+cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/device_check}
 DEVICE=${DEVICE:-cuda}
 RUN_MINUTES=${RUN_MINUTES:-5}
@@ -17,7 +20,7 @@ BENCH_GAMES=${BENCH_GAMES:-256}
 RUN_DIR=${RUN_DIR:-.gpu/side6}
 PY=${PYTHON:-python3}
 mkdir -p "$OUT"
-export PYTHONPATH="$PWD/.gpu/site:$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+export PYTHONPATH="$PWD/.gpu/site${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 stamp() { echo "== $(date -u +%T) $*"; }
 
 stamp environment
@@ -44,7 +47,7 @@ cp "$newest" "$OUT/" && echo "kept $newest"
 cp "$RUN_DIR"/summary.json "$OUT/" 2>/dev/null
 
 stamp "self-play benchmark on $DEVICE"
-timeout 150 $PY scripts/bench_selfplay.py --presets side4 side6 --device "$DEVICE" \
+timeout 150 $PY -m benchmarks.bench_selfplay --presets side4 side6 --device "$DEVICE" \
     --repeats 1 --games "$BENCH_GAMES" --raw-seconds 3 --single-seconds 3 \
     --json "$OUT/bench_gpu.json" > "$OUT/bench.log" 2>&1; head -4 "$OUT/bench.log"
 stamp done

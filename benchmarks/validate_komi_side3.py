@@ -1,7 +1,7 @@
 """Validate the fair-komi estimates on side 3 against the exact solver.
 
-    python scripts/validate_komi_side3.py --agent uct:400 --komi 8-13 --games 16
-    python scripts/validate_komi_side3.py --agent runs/side3/checkpoints/last.pt
+    python -m benchmarks.validate_komi_side3 --agent uct:400 --komi 8-13 --games 16
+    python -m benchmarks.validate_komi_side3 --agent runs/side3/checkpoints/last.pt
 
 Solves side 3 komi/standard exactly (or reads the solve cache), then lets the agent
 estimate the same number two ways: its own bisection over komi at the empty board (with
@@ -36,7 +36,7 @@ def parse_komi(text: str) -> list[int]:
     return [int(part) for part in text.split(",")]
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agent", default="uct:400", help="arena spec, checkpoint or 'solver'")
     parser.add_argument("--komi", default="8-13", help="komi values swept, e.g. 8-13")
@@ -47,7 +47,7 @@ def main() -> int:
     parser.add_argument("--rules", default="komi/standard", help="GAMETYPE/SCORING")
     parser.add_argument("--cache", default="runs/komi/solve_cache.json")
     parser.add_argument("--out", default="runs/komi/validate_side3")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     game_type, scoring = args.rules.split("/")
     rules = Rules(side=3, game_type=game_type, scoring=scoring)

@@ -12,10 +12,10 @@ Ratios: (a)/(b) = network evaluations/s of (a) over (b) (search, engine and data
 1 - ratio of the time), and (a)/(c) = positions/s over positions/s. Each figure is the median
 of --repeats runs. Prints a table, then JSON (also written to --json).
 
-    python scripts/bench_selfplay.py                       # side4 and side6, 1 torch thread
-    python scripts/bench_selfplay.py --presets side4 --repeats 3 --json bench.json
-    python scripts/bench_selfplay.py --presets side4 --compare-layouts --repeats 5
-    python scripts/bench_selfplay.py --presets side4 --compare-precisions --repeats 5
+    python -m benchmarks.bench_selfplay                       # side4 and side6, 1 torch thread
+    python -m benchmarks.bench_selfplay --presets side4 --repeats 3 --json bench.json
+    python -m benchmarks.bench_selfplay --presets side4 --compare-layouts --repeats 5
+    python -m benchmarks.bench_selfplay --presets side4 --compare-precisions --repeats 5
 
 --compare-layouts measures only (a), alternately with the network in contiguous and in
 channels-last layout (the CPU default), and prints the medians of positions per CPU second
@@ -29,33 +29,27 @@ import argparse
 import dataclasses
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "scripts"))
-
-from bench_network import measure_throughput, precision_name  # noqa: E402
-
-from catena_zero.cli.common import compose  # noqa: E402
-from catena_zero.cli.train import build_config  # noqa: E402
-from catena_zero.data.atomic import atomic_write_text  # noqa: E402
-from catena_zero.mcts.single_game import single_game_search  # noqa: E402
-from catena_zero.network import (  # noqa: E402
+from benchmarks.bench_network import measure_throughput, precision_name
+from catena_zero.cli.common import compose
+from catena_zero.cli.train import build_config
+from catena_zero.data.atomic import atomic_write_text
+from catena_zero.mcts.single_game import single_game_search
+from catena_zero.network import (
     INFERENCE_PRECISIONS,
     InferenceModel,
     PolicyValueNet,
     count_parameters,
     resolve_device,
 )
-from catena_zero.rules import NUM_GLOBALS, NUM_PLANES, Engine  # noqa: E402
-from catena_zero.selfplay.evaluator import NetworkEvaluator  # noqa: E402
-from catena_zero.selfplay.selfplay import SelfPlay  # noqa: E402
+from catena_zero.rules import NUM_GLOBALS, NUM_PLANES, Engine
+from catena_zero.selfplay.evaluator import NetworkEvaluator
+from catena_zero.selfplay.selfplay import SelfPlay
 
 
 def build(preset: str, overrides: list[str]):

@@ -5,11 +5,11 @@ network alone evaluates a batch, without search, engine or data handling.
 `pos/s` uses wall time; `pos/cpu-s` divides by this process's CPU time instead,
 which varies less when other jobs share the machine.
 
-    python scripts/bench_network.py      # side4 (b4c32) and side6 (b6c64) nets, batch 1/64/256
-    python scripts/bench_network.py --threads 2 --seconds 3 --batches 1 64
-    python scripts/bench_network.py --train          # plus training samples/s at batch 256
-    python scripts/bench_network.py --compare-layouts --repeats 5   # channels-last gain
-    python scripts/bench_network.py --compare-precisions --repeats 5   # bfloat16 gain
+    python -m benchmarks.bench_network   # side4 (b4c32) and side6 (b6c64) nets, batch 1/64/256
+    python -m benchmarks.bench_network --threads 2 --seconds 3 --batches 1 64
+    python -m benchmarks.bench_network --train       # plus training samples/s at batch 256
+    python -m benchmarks.bench_network --compare-layouts --repeats 5      # channels-last gain
+    python -m benchmarks.bench_network --compare-precisions --repeats 5   # bfloat16 gain
 
 `measure_throughput(net, batch_size, ...)` is the reusable function.
 """
@@ -43,8 +43,9 @@ CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs" / "network"
 
 
 def preset_network_config(name: str) -> NetworkConfig:
-    """NetworkConfig from configs/network/<name>.yaml (plain keys, no Hydra needed)."""
-    values = yaml.safe_load((CONFIG_DIR / f"{name}.yaml").read_text())
+    """NetworkConfig from configs/network/<name>.yaml (plain keys, no Hydra needed): the
+    file holds what differs from NetworkConfig's defaults (an empty file: the defaults)."""
+    values = yaml.safe_load((CONFIG_DIR / f"{name}.yaml").read_text()) or {}
     return NetworkConfig.from_dict(values)
 
 

@@ -1,6 +1,6 @@
 """Search overhead with a free evaluator: positions/s of the batched search alone.
 
-    python -m catena_zero.mcts.benchmark --sides 4 6 --batch-sizes 64 256
+    python -m benchmarks.bench_search --sides 4 6 --batch-sizes 64 256
 
 Every evaluate_fn call returns uniform logits and value 0 at no cost, so the figure is what
 the search and the engine cost per evaluated position; a network slower than this leaves the

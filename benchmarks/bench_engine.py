@@ -1,8 +1,8 @@
 """Random-playout throughput of the batched numpy engine vs a one-game pure-Python engine.
 
-    python scripts/bench_engine.py                  # full table, sides 6 and 10
-    python scripts/bench_engine.py --quick          # seconds, for tests / smoke checks
-    python scripts/bench_engine.py --json bench.json
+    python -m benchmarks.bench_engine              # full table, sides 6 and 10
+    python -m benchmarks.bench_engine --quick      # seconds, for tests / smoke checks
+    python -m benchmarks.bench_engine --json bench.json
 
 Single-threaded (BLAS/OpenMP threads pinned to 1). Games that finish are restarted in place,
 so a batch stays full. Rates use the process CPU time (one core, robust on a shared machine);
@@ -22,17 +22,14 @@ import json  # noqa: E402
 import platform  # noqa: E402
 import random  # noqa: E402
 import statistics  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
+from benchmarks.python_engine import PythonGame  # noqa: E402
+from catena_zero.data.atomic import atomic_write_text  # noqa: E402
 from catena_zero.rules import Engine, Rules  # noqa: E402
-from catena_zero.rules.python_engine import PythonGame  # noqa: E402
 
 FORMAT_VERSION = 1
 
@@ -108,12 +105,7 @@ def machine_info() -> dict:
 
 
 def write_json(path: Path, payload: dict) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as f:
-        json.dump(payload, f, indent=2)
-        temporary = f.name
-    os.replace(temporary, path)
+    atomic_write_text(path, json.dumps(payload, indent=2))
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -1,7 +1,7 @@
 """Self-play throughput of the Ray runtime with 1, 2, ... self-play actors, side by side.
 
-    python scripts/bench_ray.py                       # side 4 preset net, actors 1 and 2
-    python scripts/bench_ray.py --actors 1 2 4 --shards 12 --json runs/bench_ray.json
+    python -m benchmarks.bench_ray                       # side 4 preset net, actors 1 and 2
+    python -m benchmarks.bench_ray --actors 1 2 4 --shards 12 --json runs/bench_ray.json
 
 Each configuration runs the real training loop (`runtime=ray`: actors, learner, shards,
 checkpoints) into a temporary run directory for a fixed number of shards. Actor start-up is

@@ -1,0 +1,31 @@
+"""benchmarks/device_check.sh: the GPU check parses, and what it runs exists."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "benchmarks" / "device_check.sh"
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
+def test_the_script_parses() -> None:
+    completed = subprocess.run(["bash", "-n", str(SCRIPT)], capture_output=True, text=True,
+                               check=False)
+    assert completed.returncode == 0, completed.stderr
+
+
+def test_every_module_and_test_folder_it_names_exists() -> None:
+    text = SCRIPT.read_text()
+    modules = re.findall(r"\$PY -m ([\w.]+)", text)
+    assert "benchmarks.bench_selfplay" in modules
+    for module in modules:
+        assert importlib.util.find_spec(module) is not None, module
+    for folder in re.findall(r"\b(tests/\w+)", text):
+        assert (ROOT / folder).is_dir(), folder
