@@ -203,14 +203,13 @@ def test_every_truncation_is_refused_in_one_line(tmp_path, checkpoint_bytes) -> 
 def test_every_flipped_byte_is_refused_in_one_line(tmp_path, checkpoint_bytes) -> None:
     bad = tmp_path / "flipped.pt"
     header = _header_length(checkpoint_bytes)
-    positions = [*range(header + 4), *range(header + 4, len(checkpoint_bytes), 997),
+    positions = [*range(header + 4), *range(header + 4, len(checkpoint_bytes), 1999),
                  *range(len(checkpoint_bytes) - 30, len(checkpoint_bytes))]
     for position in positions:
-        for mask in (0x01, 0x80):
-            damaged = bytearray(checkpoint_bytes)
-            damaged[position] ^= mask
-            bad.write_bytes(bytes(damaged))
-            _refusal(bad)
+        damaged = bytearray(checkpoint_bytes)
+        damaged[position] ^= 0x80 if position % 2 else 0x01
+        bad.write_bytes(bytes(damaged))
+        _refusal(bad)
 
 
 @pytest.mark.parametrize(("make", "problem"), [
