@@ -10,7 +10,7 @@ rules, komi range, network config, Elo, training steps and format version.
 
 from __future__ import annotations
 
-from catena_zero.cli.common import ConfigError, compose, to_dataclass
+from catena_zero.cli.common import ConfigError, compose, file_errors, to_dataclass
 from catena_zero.export.exporter import ExportConfig, export_from_config
 
 
@@ -19,6 +19,8 @@ def main(overrides: list[str]) -> int:
     try:
         metadata = export_from_config(config)
     except ValueError as error:
+        if isinstance(error, file_errors()):
+            raise  # a damaged checkpoint or registry is not a config error
         raise ConfigError(str(error)) from error
     elo = "unrated" if metadata.elo is None else f"Elo {metadata.elo:.0f}"
     print(f"wrote {config.output}: side {metadata.side} {metadata.game_type}/{metadata.scoring}, "

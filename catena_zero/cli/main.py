@@ -16,7 +16,13 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from catena_zero.cli.common import ConfigError, compose, config_dir, format_config
+from catena_zero.cli.common import (
+    ConfigError,
+    compose,
+    config_dir,
+    file_errors,
+    format_config,
+)
 
 # Subcommand -> one-line description. The module `catena_zero.cli.<name>` provides
 # `main(overrides: list[str]) -> int`; a missing module means "not available yet".
@@ -32,6 +38,7 @@ SUBCOMMANDS: dict[str, str] = {
 }
 
 EXIT_USAGE = 2
+EXIT_BAD_FILE = 1  # a checkpoint, shard or registry file was refused (named on stderr)
 
 
 def usage() -> str:
@@ -136,6 +143,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as error:
         print(f"catena-zero {name}: config error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except Exception as error:
+        if not isinstance(error, file_errors()):
+            raise
+        print(f"catena-zero {name}: error: {error}", file=sys.stderr)
+        return EXIT_BAD_FILE
     except KeyboardInterrupt:
         print(f"catena-zero {name}: interrupted", file=sys.stderr)
         return 130

@@ -94,6 +94,32 @@ def test_learner_core_smooths_the_fair_komi_like_the_inline_loop(tmp_path: Path)
     learner.close()
 
 
+def _play_and_consume(learner: LearnerCore, worker: SelfPlayWorkerCore, task_id: int):
+    weights = learner.weights()
+    task = SelfPlayTask(task_id=task_id, attempt=0, fair_komi=0.0,
+                        weights_version=weights.version,
+                        shard_path=str(pending_dir(learner.run_dir) / f"shard-{task_id:012d}.npz"))
+    return learner.consume(worker.play(task, weights))
+
+
+def test_learner_core_resumes_past_a_damaged_newest_checkpoint(tmp_path: Path) -> None:
+    """The newest checkpoint is truncated: the learner resumes from the one before, requeues
+    the shard trained on after it, and says which file it skipped."""
+    learner = LearnerCore(tiny_config(tmp_path, iterations=2))
+    worker = SelfPlayWorkerCore(tiny_config(tmp_path, iterations=2), worker_index=0)
+    for task_id in range(2):
+        _play_and_consume(learner, worker, task_id)
+    learner.close()
+    first, newest = list_checkpoints(tmp_path / "checkpoints")
+    newest.write_bytes(newest.read_bytes()[:500])
+    resumed = LearnerCore(tiny_config(tmp_path, iterations=2, resume=True))
+    assert resumed.state.counters.iteration == 1 and resumed.last_checkpoint == first
+    assert [path.name for path in resumed.requeued] == ["requeued-shard-000000001.npz"]
+    (warning,) = resumed.warnings()
+    assert f"skipping checkpoint {newest}: truncated" in warning and str(first) in warning
+    resumed.close()
+
+
 @pytest.fixture(scope="module")
 def local_ray():
     ray.init(num_cpus=3, include_dashboard=False, log_to_driver=False,

@@ -31,7 +31,7 @@ from catena_zero.pipeline.messages import CheckpointEvent, CheckpointHook, Weigh
 from catena_zero.pipeline.ray.config import RayConfig
 from catena_zero.pipeline.ray.learner import LearnerCore, LearnerStatus, pending_dir
 from catena_zero.pipeline.ray.worker import SelfPlayTask, SelfPlayWorkerCore
-from catena_zero.pipeline.steps import build_fresh_network
+from catena_zero.pipeline.steps import build_fresh_network, find_resume_checkpoint, warn
 from catena_zero.rules import Engine
 from catena_zero.selfplay.evaluator import NetworkEvaluator
 
@@ -144,6 +144,9 @@ class _Driver:
                 num_cpus=0, max_restarts=ray_config.max_actor_restarts).remote(on_checkpoint)
         self.evaluations: list[ray.ObjectRef] = []
         self.run_dir = Path(config.loop.run_dir)
+        # Checked here, so that damaged checkpoints are named on this terminal and a run with
+        # none intact is refused in one line before any actor starts.
+        find_resume_checkpoint(config, self.run_dir / "checkpoints")
         restarts = ray_config.max_actor_restarts
         learner_class = ray.remote(_LearnerActor).options(
             num_cpus=1, num_gpus=ray_config.learner_gpus, max_restarts=restarts,
@@ -237,6 +240,8 @@ class _Driver:
         for attempt in range(attempts):
             try:
                 self.state = self._await_learner()
+                for line in ray.get(self.learner.warnings.remote()):
+                    warn(line)
                 self.weights_version = -1
                 self._refresh_weights()
                 status = None
