@@ -244,3 +244,50 @@ def test_shared_inference_actor_serves_every_worker(tmp_path: Path, local_ray) -
         driver.shutdown()
     assert summary["counters"]["iteration"] >= 3
     assert_everything_reads_back(tmp_path, 3)
+
+
+class _GateCrash(Exception):
+    """Stands in for the process dying in the middle of a gate match."""
+
+
+@pytest.mark.slow
+def test_the_evaluator_plays_a_gate_left_pending_then_gates_new_checkpoints(
+        tmp_path: Path, local_ray, monkeypatch) -> None:
+    from catena_zero.arena import gating
+    from catena_zero.arena.config import GateConfig, TrainingGateConfig
+    from catena_zero.arena.registry import ChampionRegistry, Track
+    from catena_zero.arena.training_gate import read_gate_record
+    from catena_zero.pipeline.inline import train_loop
+
+    registry = tmp_path / "registry" / "champions.json"
+    config = tiny_config(tmp_path / "run", iterations=2)
+    settings = TrainingGateConfig(every_iterations=1, opening_plies=0,
+                                  gate=GateConfig(num_games=2, registry=str(registry)))
+
+    def hook():
+        return gating.make_training_gate(config.rules, settings, search_config=config.search,
+                                         device="cpu", log=None)
+
+    def crash(*args, **kwargs):
+        raise _GateCrash("killed")
+
+    with monkeypatch.context() as patch:  # the gate of iteration 2 dies mid-match
+        patch.setattr(gating, "play_match", crash)
+        with pytest.raises(_GateCrash):
+            train_loop(config, on_checkpoint=hook())
+    resumed = dataclasses.replace(config, loop=dataclasses.replace(config.loop, resume=True,
+                                                                   iterations=3))
+    driver = start_driver(resumed, RayConfig(num_selfplay_actors=1), on_checkpoint=hook())
+    try:
+        summary = driver.run()
+    finally:
+        driver.shutdown()
+    records = [read_gate_record(path)
+               for path in sorted((tmp_path / "run" / "gates").glob("*.json"))]
+    assert [record["iteration"] for record in records] == [1, 2, 3]
+    assert records[1]["games"] == 2 and records[2]["games"] == 2
+    assert len(summary["evaluations"]) == 2  # the recovered gate, then iteration 3's
+    track = Track.from_rules(config.rules)
+    named = {Path(entry.checkpoint).name for entry in ChampionRegistry(registry).history(track)}
+    store = registry.parent / "champions" / track.key
+    assert sorted(path.name for path in store.iterdir()) == sorted(named)

@@ -124,11 +124,24 @@ class _Evaluator:
         self.hook = hook
 
     def evaluate(self, event: CheckpointEvent):
+        return self._guarded(self.hook, event, what=str(event.path))
+
+    def gate(self, pending):
+        """The slow part of a hook with `prepare` (the training gate): play what the driver
+        prepared."""
+        return self._guarded(self.hook.gate, pending, what=str(pending.candidate))
+
+    def recover(self, run_dir: str) -> list:
+        """The hook's work that a killed run left (pending gates), before any new one."""
+        return self._guarded(self.hook.recover, run_dir, what=f"recovery of {run_dir}")
+
+    @staticmethod
+    def _guarded(call, argument, what: str):
         # A failed evaluation (say, a checkpoint rotated away first) must not stop training.
         try:
-            return self.hook(event)
+            return call(argument)
         except Exception as error:  # noqa: BLE001 - reported in the run's summary instead
-            return f"evaluation of {event.path} failed: {type(error).__name__}: {error}"
+            return f"evaluation of {what} failed: {type(error).__name__}: {error}"
 
 
 class _Driver:
@@ -138,12 +151,16 @@ class _Driver:
                  on_checkpoint: CheckpointHook | None):
         self.config = config
         self.ray_config = ray_config
+        self.hook = on_checkpoint
         self.evaluator = None
         if on_checkpoint is not None:
             self.evaluator = ray.remote(_Evaluator).options(
                 num_cpus=0, max_restarts=ray_config.max_actor_restarts).remote(on_checkpoint)
         self.evaluations: list[ray.ObjectRef] = []
+        self.evaluation_failures: list[str] = []  # hooks' `prepare` failing in this process
         self.run_dir = Path(config.loop.run_dir)
+        if self.evaluator is not None and hasattr(on_checkpoint, "recover"):
+            self.evaluations.append(self.evaluator.recover.remote(str(self.run_dir)))
         # Checked here, so that damaged checkpoints are named on this terminal and a run with
         # none intact is refused in one line before any actor starts.
         find_resume_checkpoint(config, self.run_dir / "checkpoints")
@@ -227,7 +244,24 @@ class _Driver:
         if status.checkpoint and self.evaluator is not None:
             event = ray.get(self.learner.checkpoint_event.remote())
             if event is not None:
-                self.evaluations.append(self.evaluator.evaluate.remote(event))
+                self._evaluate(event)
+
+    def _evaluate(self, event: CheckpointEvent) -> None:
+        """Hand a checkpoint to the evaluator. A hook with `prepare` (the training gate) does
+        its fast part here at once, while the checkpoint surely exists (the learner rotates
+        old ones away), and the evaluator plays the rest."""
+        prepare = getattr(self.hook, "prepare", None)
+        if prepare is None:
+            self.evaluations.append(self.evaluator.evaluate.remote(event))
+            return
+        try:
+            pending = prepare(event)
+        except Exception as error:  # noqa: BLE001 - reported in the run's summary instead
+            self.evaluation_failures.append(
+                f"evaluation of {event.path} failed: {type(error).__name__}: {error}")
+            return
+        if pending is not None:
+            self.evaluations.append(self.evaluator.gate.remote(pending))
 
     def _await_learner(self):
         """The restarted learner's loop state, once Ray has brought it back."""
@@ -292,13 +326,15 @@ class _Driver:
                 ray.get(self.learner.checkpoint.remote())
                 final = ray.get(self.learner.checkpoint_event.remote())
                 if self.evaluator is not None and final is not None:
-                    self.evaluations.append(self.evaluator.evaluate.remote(final))
+                    self._evaluate(final)
         finally:
             if bar is not None:
                 bar.close()
         minutes = (time.monotonic() - start) / 60.0
         checkpoint = ray.get(self.learner.checkpoint_event.remote())
-        evaluations = [_describe(value) for value in ray.get(self.evaluations)]
+        evaluations = [_describe(item) for value in ray.get(self.evaluations)
+                       for item in (value if isinstance(value, list) else [value])]
+        evaluations += self.evaluation_failures
         ray.get(self.learner.close.remote())
         return {
             "run_dir": str(self.run_dir),
