@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -38,16 +39,52 @@ from catena_zero.selfplay.evaluator import NetworkEvaluator
 _WORKER_FAILURES = (RayActorError, ActorDiedError, ActorUnavailableError)
 
 
-def connect(config: RayConfig) -> None:
-    """ray.init on this machine, or join the cluster at `config.address`."""
-    if ray.is_initialized():
-        return
+# Ray's own single-machine settings for a local run (`address=None`), set before ray.init
+# unless exported already (an exported value wins). Checked on Ray 2.60 with `ss -ltnp`:
+# without them the GCS, the raylet and every worker listen on all interfaces.
+LOCAL_ENVIRONMENT = {
+    # No usage statistics leave the machine (release wheels also turn them off in ray.init;
+    # nightly wheels ask instead).
+    "RAY_USAGE_STATS_ENABLED": "0",
+    # The mode Ray uses on macOS and Windows: the node's address is 127.0.0.1, so every Ray
+    # process listens on loopback only. `_node_ip_address="127.0.0.1"` alone is not enough:
+    # on Linux ray.init resolves a loopback address to the machine's outward one.
+    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+}
+# Token authentication stays as Ray sets it for a new local cluster (on, with a warning line):
+# RAY_AUTH_MODE exported after Ray is imported reaches the Python side only, and the cluster
+# then refuses its own driver.
+LOOPBACK = "127.0.0.1"
+
+
+def init_options(config: RayConfig) -> dict[str, Any]:
+    """The keyword arguments `connect` passes to ray.init (nothing is started here)."""
     options: dict[str, Any] = {"namespace": config.namespace,
                                "log_to_driver": config.log_to_driver}
     if config.address:
-        ray.init(address=config.address, **options)
-    else:
-        ray.init(include_dashboard=config.include_dashboard, **options)
+        return {"address": config.address, **options}
+    return {**options, "include_dashboard": config.include_dashboard,
+            "dashboard_host": LOOPBACK, "_node_ip_address": LOOPBACK}
+
+
+def local_environment() -> dict[str, str]:
+    """The environment a local run starts Ray with: LOCAL_ENVIRONMENT under exported values."""
+    return {name: os.environ.get(name, value) for name, value in LOCAL_ENVIRONMENT.items()}
+
+
+def connect(config: RayConfig) -> None:
+    """ray.init on this machine (listening on loopback only, no usage statistics), or join
+    the cluster at `config.address`."""
+    if ray.is_initialized():
+        return
+    if not config.address:
+        os.environ.update(local_environment())  # Ray's processes inherit it
+        # Ray reads the single-machine switch once, when it is imported (perhaps before now).
+        from ray._private import ray_constants
+
+        ray_constants.ENABLE_RAY_CLUSTER = (
+            os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"].lower() in ("1", "true"))
+    ray.init(**init_options(config))
 
 
 def _cleanup_partial_writes(directory: Path) -> None:
