@@ -8,7 +8,8 @@ of a track becomes champion without a match. Promotion is a compare-and-set on
 the registry: if another process changed the champion while the match was being
 played, the candidate has not beaten the new one and is not promoted ("stale").
 
-From the training loop:
+From the training loop (`make_training_gate` wraps this in the crash-safe hook of
+`catena_zero.arena.training_gate`):
 
     callback = make_gating_callback(rules, GateConfig(registry="runs/champions.json"),
                                     search_config=search_config)
@@ -19,9 +20,7 @@ From the training loop:
 
 from __future__ import annotations
 
-import dataclasses
 import os
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +36,6 @@ from catena_zero.arena.registry import (
 )
 from catena_zero.arena.specs import AgentFactory, parse_agent_spec
 from catena_zero.arena.sprt import SprtDecision, SprtResult, sprt
-from catena_zero.data.atomic import atomic_open
 from catena_zero.rules import Rules
 
 
@@ -66,7 +64,8 @@ class GateResult:
     def summary(self) -> str:
         verdict = "PROMOTED" if self.promoted else "rejected"
         if self.match is None:
-            return f"{self.track}: {self.candidate} {verdict} ({self.reason}: no champion yet)"
+            detail = "no champion yet" if self.reason == "first" else "match not kept"
+            return f"{self.track}: {self.candidate} {verdict} ({self.reason}: {detail})"
         m = self.match
         return (f"{self.track}: {self.candidate} vs champion {self.champion}: "
                 f"+{m.wins} ={m.draws} -{m.losses}, score {m.score:.3f} "
@@ -164,23 +163,6 @@ def run_gate(
                     last_sprt)
 
 
-def preserve_champion_checkpoint(checkpoint: str | os.PathLike, registry: ChampionRegistry,
-                                 track: Track) -> Path:
-    """Copy a checkpoint to `<registry dir>/champions/<track>/` (atomically) and return the
-    copy's path; a checkpoint already stored there is returned as it is."""
-    source = Path(checkpoint)
-    store = registry.path.parent / "champions" / track.key
-    if source.resolve().parent == store.resolve():
-        return source
-    store.mkdir(parents=True, exist_ok=True)
-    parent_run = source.parent.parent.name if source.parent.name == "checkpoints" else ""
-    target = store / (f"{parent_run}-{source.name}" if parent_run else source.name)
-    if not target.exists():
-        with open(source, "rb") as reader, atomic_open(target) as writer:
-            shutil.copyfileobj(reader, writer)
-    return target
-
-
 def _promote(registry: ChampionRegistry, track: Track, candidate: str, previous: str | None,
              step: int, reason: str, match: MatchResult | None, last_sprt: SprtResult | None
              ) -> GateResult:
@@ -217,21 +199,22 @@ def make_gating_callback(
 
     `callback(event)` takes the loop's CheckpointEvent (`.path`, `.counters.step`,
     `.fair_komi`), so it can be passed as `train_loop(config, on_checkpoint=callback)`;
-    `callback(path, step)` works too. Each call gates the checkpoint against the current
-    champion of the rules' track (seeded by `seed + step`) and logs a one-line summary
-    through `log`. komi None: the event's fair-komi estimate rounded into the rules' range
+    `callback(path, step, fair_komi=None)` works too. Each call gates the checkpoint against
+    the current champion of the rules' track (seeded by `seed + step`) and logs a one-line
+    summary through `log`. komi None: the fair-komi estimate rounded into the rules' range
     (0 without one). search_config (a SearchConfig) and device configure the checkpoint
     agents; `factory` replaces the default AgentFactory (tests, custom agents).
     """
     factory = factory or AgentFactory(rules, search_config=search_config, device=device,
                                       registry=config.registry)
 
-    def callback(event: Any, step: int | None = None) -> GateResult:
+    def callback(event: Any, step: int | None = None,
+                 fair_komi: float | None = None) -> GateResult:
         if hasattr(event, "path") and hasattr(event, "counters"):
             path, step = event.path, int(event.counters.step)
             estimate = getattr(event, "fair_komi", None)
         else:
-            path, estimate = event, None
+            path, estimate = event, fair_komi
             if step is None:
                 raise ValueError(f"gating callback needs the step of {str(event)!r}")
         game_komi = komi if komi is not None else rules.nearest_komi(estimate)
@@ -248,33 +231,13 @@ def make_training_gate(rules: Rules, config: TrainingGateConfig, search_config: 
                        device: str = "auto", seed: int = 0,
                        log: Callable[[str], None] | None = print) -> Callable[..., Any] | None:
     """The training loop's `on_checkpoint` hook: gates every `every_iterations`-th checkpoint
-    (None when gating is disabled). A callable object, so Ray can ship it to an evaluator."""
+    exactly once, across crashes (`catena_zero.arena.training_gate.TrainingGate`); None when
+    gating is disabled."""
+    from catena_zero.arena.training_gate import TrainingGate  # it builds on this module
+
     if not config.enabled:
         return None
-    return _EveryNthCheckpoint(
+    return TrainingGate(
         make_gating_callback(rules, config.gate, search_config=search_config, device=device,
                              seed=seed, opening_plies=config.opening_plies, log=log),
-        config.every_iterations, rules, config.gate.registry)
-
-
-class _EveryNthCheckpoint:
-    """Gates a copy of the checkpoint kept beside the registry: training rotates its own
-    checkpoints away, and a champion must outlive that. A copy that loses is removed."""
-
-    def __init__(self, callback: Callable[..., GateResult], every_iterations: int,
-                 rules: Rules, registry: str):
-        self.callback = callback
-        self.every_iterations = every_iterations
-        self.track = Track.from_rules(rules)
-        self.registry = registry
-
-    def __call__(self, event: Any) -> GateResult | None:
-        if int(event.counters.iteration) % self.every_iterations != 0:
-            return None
-        registry = ChampionRegistry(self.registry)
-        kept = preserve_champion_checkpoint(event.path, registry, self.track)
-        result = self.callback(dataclasses.replace(event, path=kept))
-        champion = registry.champion(self.track)
-        if champion is None or Path(champion.checkpoint).resolve() != kept.resolve():
-            kept.unlink(missing_ok=True)
-        return result
+        config.every_iterations, rules, config.gate.registry, log=log)

@@ -9,8 +9,9 @@ Every update runs under an exclusive `fcntl.flock` on a sibling lock file, reads
 the current file, applies the change and writes the result atomically (temp file,
 fsync, `os.replace`), so concurrent writers never lose each other's promotions
 and a crash at any point leaves either the old or the new file, never a torn one.
-A file that does not parse or has the wrong format is refused with
-`RegistryCorruptError`; it is never overwritten.
+A file that does not parse, or whose structure or any field has the wrong type or an
+unknown format version, is refused with `RegistryCorruptError` naming the file and the field;
+it is never overwritten.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import contextlib
 import datetime
 import fcntl
 import json
+import math
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -32,6 +35,7 @@ REGISTRY_FORMAT_VERSION = 1
 
 # Default of `promote(expected_previous=...)`: promote whoever the champion is.
 UNCHECKED = object()
+_TRACK_KEY = re.compile(r"side(\d+)-([a-z]+)-([a-z]+)")
 
 
 class RegistryCorruptError(ValueError):
@@ -84,14 +88,44 @@ class ChampionEntry:
     extra: dict = field(default_factory=dict)  # free-form details (e.g. W/D/L, SPRT LLR)
 
     @classmethod
-    def from_dict(cls, data: dict, where: str) -> ChampionEntry:
-        known = {f.name for f in fields(cls)}
-        if not isinstance(data, dict) or "checkpoint" not in data:
+    def from_dict(cls, data: Any, where: str) -> ChampionEntry:
+        """The entry stored as `data`; RegistryCorruptError naming `where` and the field when
+        a key is unknown or a value has the wrong type (the file is never trusted)."""
+        if not isinstance(data, dict):
+            raise RegistryCorruptError(f"{where}: entry is {type(data).__name__}, expected an "
+                                       f"object")
+        if "checkpoint" not in data:
             raise RegistryCorruptError(f"{where}: entry without a checkpoint: {data!r}")
-        unknown = set(data) - known
+        unknown = set(data) - {f.name for f in fields(cls)}
         if unknown:
             raise RegistryCorruptError(f"{where}: entry has unknown keys {sorted(unknown)}")
+        for name, value in data.items():
+            expected = _check_field(name, value)
+            if expected is not None:
+                raise RegistryCorruptError(f"{where}: field {name!r} must be {expected}, "
+                                           f"got {value!r}")
         return cls(**data)
+
+
+def _check_field(name: str, value: Any) -> str | None:
+    """None when `value` fits the entry field `name`, else what it should have been."""
+    if name == "checkpoint":
+        return None if isinstance(value, str) and value else "a non-empty string"
+    if name in ("step", "games"):
+        fits = isinstance(value, int) and not isinstance(value, bool)
+        minimum = -1 if name == "step" else 0
+        return None if fits and value >= minimum else f"an integer >= {minimum}"
+    if name in ("reason", "promoted_at"):
+        return None if isinstance(value, str) else "a string"
+    if name == "previous":
+        return None if value is None or isinstance(value, str) else "a string or null"
+    if name == "score":
+        fits = value is None or (isinstance(value, int | float) and not isinstance(value, bool)
+                                 and math.isfinite(value))
+        return None if fits else "a finite number or null"
+    if name == "extra":
+        return None if isinstance(value, dict) else "an object"
+    return None
 
 
 def _empty_document() -> dict:
@@ -99,26 +133,52 @@ def _empty_document() -> dict:
 
 
 def _validate(document: Any, path: Path) -> dict:
+    """`document` when every part of it has the registry's structure and types, else
+    RegistryCorruptError naming the file and the first bad field."""
     if not isinstance(document, dict):
-        raise RegistryCorruptError(f"{path}: top level is not an object")
+        raise RegistryCorruptError(f"{path}: top level is {type(document).__name__}, "
+                                   f"expected an object")
     if document.get("format") != REGISTRY_FORMAT:
         raise RegistryCorruptError(f"{path}: format is {document.get('format')!r}, "
                                    f"expected {REGISTRY_FORMAT!r}")
-    if document.get("format_version") != REGISTRY_FORMAT_VERSION:
-        raise RegistryCorruptError(f"{path}: format_version is "
-                                   f"{document.get('format_version')!r}, this code reads "
+    version = document.get("format_version")
+    if isinstance(version, bool) or version != REGISTRY_FORMAT_VERSION:
+        raise RegistryCorruptError(f"{path}: format_version is {version!r}, this code reads "
                                    f"{REGISTRY_FORMAT_VERSION}")
+    unknown = sorted(set(document) - {"format", "format_version", "tracks"})
+    if unknown:
+        raise RegistryCorruptError(f"{path}: unknown top-level keys {unknown}")
     tracks = document.get("tracks")
     if not isinstance(tracks, dict):
-        raise RegistryCorruptError(f"{path}: 'tracks' is not an object")
+        raise RegistryCorruptError(f"{path}: 'tracks' is {type(tracks).__name__}, expected an "
+                                   f"object")
     for key, track in tracks.items():
-        if not isinstance(track, dict) or not isinstance(track.get("history"), list):
-            raise RegistryCorruptError(f"{path}: track {key!r} lacks a history list")
-        for entry in track["history"]:
-            ChampionEntry.from_dict(entry, f"{path}: track {key!r}")
+        where = f"{path}: track {key!r}"
+        if not _is_track_key(key):
+            raise RegistryCorruptError(f"{where}: not a track name like 'side6-komi-standard'")
+        if not isinstance(track, dict):
+            raise RegistryCorruptError(f"{where} is {type(track).__name__}, expected an object")
+        unknown = sorted(set(track) - {"champion", "history"})
+        if unknown:
+            raise RegistryCorruptError(f"{where}: unknown keys {unknown}")
+        if not isinstance(track.get("history"), list):
+            raise RegistryCorruptError(f"{where}: 'history' is "
+                                       f"{type(track.get('history')).__name__}, expected a list")
+        for index, entry in enumerate(track["history"]):
+            ChampionEntry.from_dict(entry, f"{where} history[{index}]")
         if track.get("champion") is not None:
-            ChampionEntry.from_dict(track["champion"], f"{path}: track {key!r}")
+            ChampionEntry.from_dict(track["champion"], f"{where} champion")
     return document
+
+
+def _is_track_key(key: Any) -> bool:
+    match = _TRACK_KEY.fullmatch(key) if isinstance(key, str) else None
+    if match is None:
+        return False
+    try:
+        return Track(int(match.group(1)), match.group(2), match.group(3)).key == key
+    except ValueError:
+        return False
 
 
 def write_json_atomic(path: Path, document: dict) -> None:
@@ -153,16 +213,23 @@ class ChampionRegistry:
     def read(self) -> dict:
         """The whole validated document; an empty one when the file does not exist."""
         try:
-            text = self.path.read_text(encoding="utf-8")
+            text = self.path.read_bytes().decode("utf-8")
         except FileNotFoundError:
             return _empty_document()
+        except OSError as error:
+            raise RegistryCorruptError(f"{self.path}: cannot read ({error.strerror or error})"
+                                       ) from None
+        except UnicodeDecodeError as error:
+            raise RegistryCorruptError(f"{self.path}: not UTF-8 text ({error.reason} at byte "
+                                       f"{error.start}); refusing to use or overwrite it. "
+                                       "Repair or move the file away.") from None
         try:
             document = json.loads(text)
-        except json.JSONDecodeError as error:
+        except (json.JSONDecodeError, RecursionError) as error:
             raise RegistryCorruptError(
                 f"{self.path}: not valid JSON ({error}); refusing to use or overwrite it. "
                 "Repair or move the file away."
-            ) from error
+            ) from None
         return _validate(document, self.path)
 
     def update(self, change: Callable[[dict], None]) -> dict:

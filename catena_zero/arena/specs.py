@@ -140,15 +140,16 @@ def _set_name(agent: Any, name: str) -> None:
 def load_checkpoint_evaluator(path: str | os.PathLike, rules: Rules, device: str = "auto") -> Any:
     """Network of a training checkpoint wrapped as an EvaluateFn for `rules`.
 
-    Refuses (ValueError) a missing file or a checkpoint trained for other rules.
+    Refuses (CheckpointError, a ValueError, one line naming the file) a missing or damaged
+    file or a checkpoint trained for another board.
     """
     from catena_zero.rules import Engine
     from catena_zero.selfplay.evaluator import NetworkEvaluator
-    from catena_zero.train.checkpoint import load_checkpoint
+    from catena_zero.train.checkpoint import CheckpointError, load_checkpoint
 
     path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"checkpoint {str(path)!r} does not exist")
+    if not path.exists():
+        raise CheckpointError(f"checkpoint {path}: does not exist")
     checkpoint = load_checkpoint(path)
     check_checkpoint_rules(checkpoint.rules, rules, path)
     net = checkpoint.net
@@ -157,13 +158,16 @@ def load_checkpoint_evaluator(path: str | os.PathLike, rules: Rules, device: str
 
 
 def check_checkpoint_rules(stored: Any, rules: Rules, path: Path) -> None:
-    """ValueError when a checkpoint's rules (dict side/game_type/scoring) differ from `rules`."""
+    """CheckpointError (a ValueError) when a checkpoint's board side (its rules dict holds
+    side/game_type/scoring) differs from that of `rules`."""
+    from catena_zero.train.checkpoint import CheckpointError
+
     if not isinstance(stored, dict):
         return
     wanted = Track.from_rules(rules)
-    found = {key: stored.get(key) for key in ("side", "game_type", "scoring")}
-    if found["side"] is not None and int(found["side"]) != wanted.side:
-        raise ValueError(f"checkpoint {str(path)!r} is for side {found['side']}, "
-                         f"the arena plays side {wanted.side}")
+    side = stored.get("side")
+    if side is not None and side != wanted.side:
+        raise CheckpointError(f"checkpoint {path}: trained for side {side}, the arena plays "
+                              f"side {wanted.side}")
     # Game type and scoring only enter the network through its global inputs, so a net of
     # another variant still runs; the gate keeps tracks apart by the arena's rules.

@@ -29,7 +29,13 @@ from catena_zero.arena.match import play_match
 from catena_zero.arena.registry import write_json_atomic
 from catena_zero.arena.report import format_elo, format_gate, format_matches
 from catena_zero.arena.specs import AgentFactory, parse_agent_spec
-from catena_zero.cli.common import ConfigError, compose, rules_from_config, to_dataclass
+from catena_zero.cli.common import (
+    ConfigError,
+    compose,
+    file_errors,
+    rules_from_config,
+    to_dataclass,
+)
 from catena_zero.mcts.config import SearchConfig
 
 
@@ -78,13 +84,15 @@ def main(overrides: list[str]) -> int:
                            registry=arena.gate.registry)
     progress = _ProgressBar()
     # Sampled, so that a network's openings differ from pair to pair.
-    opening_agent = (factory(arena.opening_agent, temperature=1.0) if arena.opening_agent
-                     else None)
+    opening_agent = (build_agent(factory, arena.opening_agent, temperature=1.0)
+                     if arena.opening_agent else None)
     print(f"rules: {rules}  komi: {arena.komi}  mode: {arena.mode}", flush=True)
     try:
         if arena.mode == "match":
+            agent_a, agent_b = (build_agent(factory, spec) for spec in (arena.agent_a,
+                                                                        arena.agent_b))
             result = play_match(
-                rules, factory(arena.agent_a), factory(arena.agent_b), arena.num_games,
+                rules, agent_a, agent_b, arena.num_games,
                 komi=arena.komi, seed=arena.seed, progress=progress,
                 opening_plies=arena.opening_plies,
                 opening_agent=opening_agent,
@@ -122,6 +130,17 @@ def main(overrides: list[str]) -> int:
     finally:
         progress.close()
     return 0
+
+
+def build_agent(factory: AgentFactory, spec: str, temperature: float = 0.0):
+    """The agent of `spec`; ConfigError for a spec naming no usable agent (say "champion"
+    without one). A damaged checkpoint or registry raises its own error, printed as such."""
+    try:
+        return factory(spec, temperature=temperature)
+    except ValueError as error:
+        if isinstance(error, file_errors()):
+            raise
+        raise ConfigError(f"arena: {error}") from error
 
 
 def checkpoint_step_of(spec: str) -> int:

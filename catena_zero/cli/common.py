@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import os
+import sys
 import time
 import types
 import typing
@@ -36,6 +37,26 @@ class ConfigError(ValueError):
 class InputFileError(ConfigError):
     """A file the config names (a model file) is missing, corrupt or of another format.
     The console script prints it as `error: ...`, not as a config error."""
+
+
+# (module, class) of the errors that refuse a bad file; each message is one line naming the
+# file and its problem, which the CLI prints instead of a traceback.
+FILE_ERRORS = (
+    ("catena_zero.train.checkpoint", "CheckpointError"),
+    ("catena_zero.data.shards", "ShardError"),
+    ("catena_zero.arena.registry", "RegistryCorruptError"),
+)
+
+
+def file_errors() -> tuple[type[Exception], ...]:
+    """The classes of FILE_ERRORS among the modules loaded so far (an error of a module never
+    imported cannot have been raised, and importing it here would only slow the exit)."""
+    found = []
+    for module_name, class_name in FILE_ERRORS:
+        module = sys.modules.get(module_name)
+        if module is not None:
+            found.append(getattr(module, class_name))
+    return tuple(found)
 
 
 def config_dir() -> Path:

@@ -16,6 +16,7 @@ from catena_zero.cli.common import (
     ConfigError,
     InputFileError,
     compose,
+    file_errors,
     rules_from_config,
     to_dataclass,
 )
@@ -35,6 +36,8 @@ def main(overrides: list[str]) -> int:
     except ModelFileError as error:
         raise InputFileError(str(error)) from error
     except ValueError as error:
+        if isinstance(error, file_errors()):
+            raise  # a damaged checkpoint or registry is not a config error
         raise ConfigError(str(error)) from error
     elo = "unrated" if metadata.elo is None else f"Elo {metadata.elo:.0f}"
     print(f"wrote {config.output}: side {metadata.side} {metadata.game_type}/{metadata.scoring}, "

@@ -23,6 +23,7 @@ from catena_zero.cli.common import (
     InputFileError,
     compose,
     config_dir,
+    file_errors,
     format_config,
 )
 
@@ -42,8 +43,8 @@ SUBCOMMANDS: dict[str, str] = {
     "serve": "serve the web interface",
 }
 
-EXIT_FAILURE = 1
 EXIT_USAGE = 2
+EXIT_BAD_FILE = 1  # a model, checkpoint, shard or registry file was refused (named on stderr)
 
 
 def usage() -> str:
@@ -146,12 +147,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(format_config(compose(name, overrides)))
             return 0
         return int(module.main(overrides) or 0)
-    except InputFileError as error:
-        print(f"catena-zero {name}: error: {error}", file=sys.stderr)
-        return EXIT_FAILURE
     except ConfigError as error:
+        if isinstance(error, InputFileError):  # a bad model file, not a bad setting
+            print(f"catena-zero {name}: error: {error}", file=sys.stderr)
+            return EXIT_BAD_FILE
         print(f"catena-zero {name}: config error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except Exception as error:
+        if not isinstance(error, file_errors()):
+            raise
+        print(f"catena-zero {name}: error: {error}", file=sys.stderr)
+        return EXIT_BAD_FILE
     except KeyboardInterrupt:
         print(f"catena-zero {name}: interrupted", file=sys.stderr)
         return 130

@@ -2,8 +2,11 @@
 
 A shard is written to `<path>.tmp-<pid>` and renamed into place, so a reader sees
 either no file or a whole one; `list_shards` only returns `*.npz`. Planes and legal
-masks are bit-packed. `read_shard` refuses a truncated, corrupt (zip CRC), wrong-version
-or inconsistent file with a `ShardError` naming the file and the reason.
+masks are bit-packed. The archive's zip comment holds the SHA-256 of every byte before the
+digest, so a flipped byte anywhere is caught (the zip CRCs cover only the members' data);
+shards written before that seal still read, with their CRCs checked. `read_shard` refuses a
+truncated, corrupt, wrong-version or inconsistent file with a `ShardError` naming the file
+and the reason, and raises no other exception on any file.
 
 Shard names must sort chronologically; `shard_filename(sequence)` makes such names.
 
@@ -24,6 +27,7 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import io
 import json
 import os
@@ -46,6 +50,10 @@ _MEMBERS = {
     "format_version", "meta", "planes_shape", "legal_mask_count",
     *(f"{name}_bits" if name in _PACKED else name for name in FIELDS),
 }
+_SEAL_PREFIX = b"catena-sha256:"  # zip comment: this prefix, then 64 hex digits
+_SEAL_LENGTH = len(_SEAL_PREFIX) + 64
+_ZIP_END = b"PK\x05\x06"  # signature of the zip end-of-central-directory record
+_ZIP_END_SIZE = 22  # that record without its comment
 
 
 class ShardError(ValueError):
@@ -121,9 +129,38 @@ def write_shard(path: str | os.PathLike, samples: Samples, meta: ShardMeta) -> P
     for name in FIELDS:
         if name not in _PACKED:
             arrays[name] = getattr(samples, name)
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
     with atomic_open(path) as handle:
-        np.savez(handle, **arrays)
+        handle.write(_seal(buffer.getvalue()))
     return path
+
+
+def _seal(archive: bytes) -> bytes:
+    """The archive with its zip comment set to the SHA-256 of every byte before the digest
+    (the end record's comment length included). Zip readers skip the comment."""
+    end = len(archive) - _ZIP_END_SIZE
+    if archive[end:end + 4] != _ZIP_END or archive[-2:] != b"\0\0":
+        raise ValueError("numpy wrote a zip archive without a plain end record")
+    head = archive[:-2] + _SEAL_LENGTH.to_bytes(2, "little") + _SEAL_PREFIX
+    return head + hashlib.sha256(head).hexdigest().encode()
+
+
+def _check_seal(path: Path, data: bytes) -> None:
+    """ShardError unless `data` ends with an intact seal, or is an archive written before
+    shards were sealed (its end record with an empty comment)."""
+    if data[-_ZIP_END_SIZE:-_ZIP_END_SIZE + 4] == _ZIP_END and data[-2:] == b"\0\0":
+        return
+    end = len(data) - _SEAL_LENGTH - _ZIP_END_SIZE
+    comment_length = data[end + _ZIP_END_SIZE - 2:end + _ZIP_END_SIZE]
+    if end < 0 or data[end:end + 4] != _ZIP_END or comment_length != _SEAL_LENGTH.to_bytes(
+            2, "little"):
+        raise ShardError(f"shard {str(path)!r} is truncated or corrupt: no zip end record "
+                         f"({len(data)} bytes)")
+    head, digest = data[:-64], data[-64:]
+    if not head.endswith(_SEAL_PREFIX) or hashlib.sha256(head).hexdigest().encode() != digest:
+        raise ShardError(f"shard {str(path)!r} is truncated or corrupt: SHA-256 mismatch "
+                         f"({len(data)} bytes)")
 
 
 def _load_members(path: Path) -> dict[str, np.ndarray]:
@@ -131,6 +168,7 @@ def _load_members(path: Path) -> dict[str, np.ndarray]:
         data = path.read_bytes()
     except OSError as error:
         raise ShardError(f"cannot read shard {str(path)!r}: {error}") from None
+    _check_seal(path, data)
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as archive:
             names = set(archive.files)
@@ -164,7 +202,7 @@ def read_shard(path: str | os.PathLike) -> tuple[Samples, ShardMeta]:
     members = _load_members(path)
     try:
         meta = ShardMeta.from_json(members["meta"].tobytes().decode())
-    except (UnicodeDecodeError, ValueError, TypeError) as error:
+    except (ValueError, TypeError, RecursionError) as error:  # UnicodeDecodeError, JSON, keys
         raise ShardError(f"shard {str(path)!r} has unreadable meta: {error}") from None
     try:
         shape = tuple(int(v) for v in members["planes_shape"])
@@ -185,7 +223,7 @@ def read_shard(path: str | os.PathLike) -> tuple[Samples, ShardMeta]:
         samples = Samples(planes=planes, legal_mask=legal_mask, **values)
         if meta.num_samples != count:
             raise ValueError(f"meta says {meta.num_samples} samples, arrays hold {count}")
-    except (ValueError, TypeError) as error:
+    except (ValueError, TypeError, LookupError, ArithmeticError, MemoryError) as error:
         raise ShardError(f"shard {str(path)!r} is inconsistent: {error}") from None
     return samples, meta
 

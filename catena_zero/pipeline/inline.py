@@ -93,6 +93,9 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
     generators = {"selfplay": np.random.default_rng([loop.seed, 1]),
                   "train": np.random.default_rng([loop.seed, 2])}
     trainer, state = resume_or_start(config, checkpoint_dir, shard_dir, loop.device, generators)
+    recover = getattr(on_checkpoint, "recover", None)
+    if recover is not None:  # a hook's work that a killed run left (a pending gate) comes first
+        recover(run_dir)
     engine = Engine(config.rules)
     evaluator = NetworkEvaluator(trainer.published_net, engine, trainer.device,
                                  loop.inference_precision)

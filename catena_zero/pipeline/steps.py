@@ -10,6 +10,8 @@ Each runtime arranges the same plain functions its own way::
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +34,9 @@ from catena_zero.rules import NUM_GLOBALS, NUM_PLANES, Engine
 from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.selfplay.selfplay import KomiSampler, SelfPlay
 from catena_zero.train.checkpoint import (
+    Checkpoint,
     build_network,
-    latest_checkpoint,
-    load_checkpoint,
+    load_latest_intact_checkpoint,
     restore_rng_states,
     restore_trainer,
     save_checkpoint,
@@ -133,16 +135,44 @@ def discard_shards_from(directory: Path, iteration: int) -> None:
             path.unlink(missing_ok=True)
 
 
+def warn(message: str) -> None:
+    """A warning line on stderr (the default `log` of the resume functions)."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def find_resume_checkpoint(config: TrainLoopConfig, checkpoint_dir: Path,
+                           log: Callable[[str], None] = warn) -> Checkpoint | None:
+    """The checkpoint a run resumes from: None when not resuming or when there is none,
+    else the newest intact one. Each newer damaged file skipped gets a line through `log`
+    naming it and its problem; CheckpointError (one line) when every checkpoint is damaged.
+    A damaged file is left where it is."""
+    if not config.loop.resume:
+        return None
+    checkpoint, refused = load_latest_intact_checkpoint(checkpoint_dir)
+    for message in refused:
+        log(f"warning: skipping {message}; resuming from {checkpoint.path}")
+    return checkpoint
+
+
+_FIND = object()  # resume_or_start's default: look for the checkpoint itself
+
+
 def resume_or_start(config: TrainLoopConfig, checkpoint_dir: Path, shard_dir: Path,
-                    device, generators: dict[str, np.random.Generator]):
-    """(trainer, LoopState): from the newest checkpoint when resuming, else fresh."""
-    path = latest_checkpoint(checkpoint_dir) if config.loop.resume else None
-    if path is None:
+                    device, generators: dict[str, np.random.Generator],
+                    resume_from: Checkpoint | None | object = _FIND,
+                    log: Callable[[str], None] = warn):
+    """(trainer, LoopState): from the newest intact checkpoint when resuming, else fresh.
+
+    resume_from: the checkpoint `find_resume_checkpoint` already chose (None: start fresh);
+    by default it is looked up here, with its warnings through `log`.
+    """
+    checkpoint = (find_resume_checkpoint(config, checkpoint_dir, log) if resume_from is _FIND
+                  else resume_from)
+    if checkpoint is None:
         torch.manual_seed(config.loop.seed)
         trainer = Trainer(build_fresh_network(config), config.train, device)
         discard_shards_from(shard_dir, 0)
         return trainer, LoopState()
-    checkpoint = load_checkpoint(path)
     trainer = Trainer(build_network(checkpoint, load_weights=False), config.train, device)
     restore_trainer(checkpoint, trainer)
     restore_rng_states(checkpoint.rng_states, generators)

@@ -5,7 +5,8 @@ payload (`torch.save` of plain data and tensors, loaded with `weights_only=True`
 writes a new file `checkpoint-step<step>-iter<iteration>.pt` through a temp file and
 `os.replace`, then deletes all but the newest `keep` files, so the newest good checkpoint is
 never overwritten in place. `load_checkpoint` refuses a truncated, corrupt, foreign or
-wrong-version file with `CheckpointError` before anything is restored.
+wrong-version file with `CheckpointError` (one line naming the file and the problem) before
+anything is restored; `load_latest_intact_checkpoint` falls back past damaged newest files.
 
 Example (what `train_loop` does)::
 
@@ -58,6 +59,7 @@ _PAYLOAD_KEYS = {
         "train_config", "rules", "created_time", "extra"},
 }
 _PAYLOAD_KEYS[2] = _PAYLOAD_KEYS[1] | {"ema_model"}
+_ZIP_END_RECORD = b"PK\x05\x06"
 
 
 class CheckpointError(ValueError):
@@ -255,60 +257,110 @@ def _to_cpu(value: Any) -> Any:
 
 
 def load_checkpoint(path: str | os.PathLike | None, map_location: str = "cpu") -> Checkpoint:
-    """Read and verify a checkpoint. Raises CheckpointError on any defect (nothing restored)."""
+    """Read and verify a checkpoint. Raises CheckpointError on any defect (nothing restored):
+    one line, "checkpoint PATH: problem", for a missing, empty, truncated or corrupt file, a
+    directory, a foreign file or another format version."""
     if path is None:
         raise CheckpointError("no checkpoint to load (latest_checkpoint found none)")
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise CheckpointError(f"cannot read checkpoint {str(path)!r}: {error}") from None
-    if not data.startswith(MAGIC):
-        raise CheckpointError(f"{str(path)!r} is not a catena_zero checkpoint (bad magic)")
-    rest = data[len(MAGIC):]
-    version_line, _, rest = rest.partition(b"\n")
-    digest_line, _, body = rest.partition(b"\n")
-    try:
-        version = int(version_line)
-    except ValueError:
-        raise CheckpointError(f"checkpoint {str(path)!r} has a damaged header") from None
-    if version not in _PAYLOAD_KEYS:
-        raise CheckpointError(
-            f"checkpoint {str(path)!r} has format version {version}, this code reads versions"
-            f" {', '.join(map(str, sorted(_PAYLOAD_KEYS)))}"
-        )
-    if hashlib.sha256(body).hexdigest().encode() != digest_line:
-        raise CheckpointError(
-            f"checkpoint {str(path)!r} is truncated or corrupt (SHA-256 mismatch,"
-            f" {len(data)} bytes)"
-        )
+    body, version = _verified_body(path, _read_file(path))
     try:
         payload = torch.load(io.BytesIO(body), map_location=map_location, weights_only=True)
     except Exception as error:  # the digest matched, so this is a foreign or damaged writer
-        raise CheckpointError(f"checkpoint {str(path)!r} cannot be unpickled: {error}") from None
+        raise CheckpointError(f"checkpoint {path}: payload cannot be unpickled "
+                              f"({_first_line(error)})") from None
     if not isinstance(payload, dict) or set(payload) != _PAYLOAD_KEYS[version]:
         keys = sorted(payload) if isinstance(payload, dict) else type(payload).__name__
-        raise CheckpointError(f"checkpoint {str(path)!r} has unexpected contents {keys}")
+        raise CheckpointError(f"checkpoint {path}: unexpected contents {keys}")
     try:
         counters = Counters(**payload["counters"])
     except TypeError as error:
-        raise CheckpointError(f"checkpoint {str(path)!r} has bad counters: {error}") from None
-    return Checkpoint(
-        path=path,
-        format_version=version,
-        model_state=payload["model"],
-        optimizer_state=payload["optimizer"],
-        trainer_step=int(payload["trainer_step"]),
-        counters=counters,
-        rng_states=payload["rng_states"],
-        config=_unplain(payload["config"]),
-        network_args=payload["network"],
-        train_config=payload["train_config"],
-        rules=_unplain(payload["rules"]),
-        created_time=float(payload["created_time"]),
-        extra=_unplain(payload["extra"]),
-        ema_state=payload.get("ema_model"),
-    )
+        raise CheckpointError(f"checkpoint {path}: bad counters ({error})") from None
+    try:
+        return Checkpoint(
+            path=path,
+            format_version=version,
+            model_state=payload["model"],
+            optimizer_state=payload["optimizer"],
+            trainer_step=int(payload["trainer_step"]),
+            counters=counters,
+            rng_states=payload["rng_states"],
+            config=_unplain(payload["config"]),
+            network_args=payload["network"],
+            train_config=payload["train_config"],
+            rules=_unplain(payload["rules"]),
+            created_time=float(payload["created_time"]),
+            extra=_unplain(payload["extra"]),
+            ema_state=payload.get("ema_model"),
+        )
+    except (TypeError, ValueError, KeyError) as error:  # a foreign writer's values
+        raise CheckpointError(f"checkpoint {path}: malformed contents "
+                              f"({type(error).__name__}: {error})") from None
+
+
+def _read_file(path: Path) -> bytes:
+    if path.is_dir():
+        raise CheckpointError(f"checkpoint {path}: is a directory, not a checkpoint file")
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise CheckpointError(f"checkpoint {path}: cannot read "
+                              f"({error.strerror or type(error).__name__})") from None
+    if not data:
+        raise CheckpointError(f"checkpoint {path}: empty file (0 bytes)")
+    return data
+
+
+def _verified_body(path: Path, data: bytes) -> tuple[bytes, int]:
+    """(payload bytes, format version) of a file whose header and SHA-256 check out."""
+    if not data.startswith(MAGIC):
+        if MAGIC.startswith(data):
+            raise CheckpointError(f"checkpoint {path}: truncated (header incomplete, "
+                                  f"{len(data)} bytes)")
+        raise CheckpointError(f"checkpoint {path}: not a catena_zero checkpoint (bad magic)")
+    header = data[len(MAGIC):].split(b"\n", 2)
+    if len(header) < 3:
+        raise CheckpointError(f"checkpoint {path}: truncated (header incomplete, "
+                              f"{len(data)} bytes)")
+    version_line, digest_line, body = header
+    if not version_line.isdigit():
+        raise CheckpointError(f"checkpoint {path}: damaged header (version {version_line!r})")
+    version = int(version_line)
+    if version not in _PAYLOAD_KEYS:
+        raise CheckpointError(
+            f"checkpoint {path}: format version {version}, this code reads versions"
+            f" {', '.join(map(str, sorted(_PAYLOAD_KEYS)))}"
+        )
+    if hashlib.sha256(body).hexdigest().encode() != digest_line:
+        # torch.save writes a zip archive, which ends with its end-of-central-directory record.
+        if body[-22:-18] != _ZIP_END_RECORD:
+            raise CheckpointError(f"checkpoint {path}: truncated (zip archive incomplete, "
+                                  f"{len(data)} bytes)")
+        raise CheckpointError(f"checkpoint {path}: corrupt (SHA-256 mismatch, "
+                              f"{len(data)} bytes)")
+    return body, version
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def load_latest_intact_checkpoint(directory: str | os.PathLike
+                                  ) -> tuple[Checkpoint | None, list[str]]:
+    """The newest checkpoint in `directory` that loads, and one line for each newer file that
+    did not (newest first), naming it and its problem: a damaged newest file falls back to
+    the one before it. (None, []) when the directory holds no checkpoint; CheckpointError
+    (one line naming every damaged file) when it holds some but none is intact."""
+    refused: list[str] = []
+    for path in reversed(list_checkpoints(directory)):
+        try:
+            return load_checkpoint(path), refused
+        except CheckpointError as error:
+            refused.append(str(error))
+    if refused:
+        raise CheckpointError(f"no intact checkpoint in {directory}: {'; '.join(refused)}")
+    return None, refused
 
 
 def build_network(checkpoint: Checkpoint, load_weights: bool = True,

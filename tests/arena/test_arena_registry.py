@@ -132,3 +132,75 @@ def test_crash_mid_write_leaves_the_old_file_readable(tmp_path):
     # The lock died with the writer, so the next promotion goes through.
     registry.promote(TRACK, ChampionEntry("c.pt"))
     assert [e.checkpoint for e in registry.history(TRACK)] == ["a.pt", "c.pt"]
+
+
+def _document(track: object = None, **top) -> str:
+    """A registry document with one side4 track holding `track` (JSON text)."""
+    good = {"champion": {"checkpoint": "a.pt", "step": 3}, "history": [{"checkpoint": "a.pt"}]}
+    document = {"format": "catena_zero.champion_registry", "format_version": 1,
+                "tracks": {TRACK.key: good if track is None else track}, **top}
+    return json.dumps(document)
+
+
+def _entry_field(name: str, value: object) -> str:
+    entry = {"checkpoint": "a.pt", name: value}
+    return _document({"champion": entry, "history": [entry]})
+
+
+@pytest.mark.parametrize(("content", "named"), [
+    ('{"format": "catena_zero.champion_registry", "format_ver', "not valid JSON"),
+    ("", "not valid JSON"),
+    ("champions!", "not valid JSON"),
+    ("[" * 100_000, "not valid JSON"),
+    ("[1, 2]", "top level is list"),
+    ('"registry"', "top level is str"),
+    (_document(format_version=2), "format_version is 2"),
+    (_document(format_version="1"), "format_version is '1'"),
+    (_document(format_version=True), "format_version is True"),
+    (_document(owner="me"), "unknown top-level keys"),
+    ('{"format": "catena_zero.champion_registry", "format_version": 1, "tracks": []}',
+     "'tracks' is list"),
+    (_document({"champion": None, "history": {}}), "'history' is dict"),
+    (_document({"champion": None}), "'history' is NoneType"),
+    (_document([1]), "is list"),
+    (_document({"champion": None, "history": [], "note": 1}), "unknown keys"),
+    (_document({"champion": "a.pt", "history": []}), "entry is str"),
+    (_document({"champion": None, "history": [7]}), "history[0]: entry is int"),
+    (_entry_field("checkpoint", 7), "field 'checkpoint' must be a non-empty string"),
+    (_entry_field("checkpoint", ""), "field 'checkpoint'"),
+    (_entry_field("step", "10"), "field 'step' must be an integer"),
+    (_entry_field("step", 1.5), "field 'step'"),
+    (_entry_field("step", True), "field 'step'"),
+    (_entry_field("games", -3), "field 'games'"),
+    (_entry_field("score", "x"), "field 'score' must be a finite number"),
+    (_entry_field("score", float("nan")), "field 'score'"),
+    (_entry_field("reason", 1), "field 'reason' must be a string"),
+    (_entry_field("previous", 5), "field 'previous'"),
+    (_entry_field("promoted_at", None), "field 'promoted_at'"),
+    (_entry_field("extra", [1]), "field 'extra' must be an object"),
+])
+def test_every_malformed_part_of_the_file_is_refused_by_name(tmp_path, content, named):
+    path = tmp_path / "champions.json"
+    path.write_text(content)
+    before = path.read_bytes()
+    registry = ChampionRegistry(path)
+    for read in (registry.read, lambda: registry.champion(TRACK), lambda: registry.history(TRACK),
+                 lambda: registry.promote(Track(6, "komi", "standard"), ChampionEntry("b.pt"))):
+        with pytest.raises(RegistryCorruptError) as caught:
+            read()
+        message = str(caught.value)
+        assert str(path) in message and named in message and "\n" not in message
+    assert path.read_bytes() == before
+
+
+def test_a_bad_track_name_and_an_unreadable_file_are_refused(tmp_path):
+    path = tmp_path / "champions.json"
+    path.write_text(json.dumps({"format": "catena_zero.champion_registry", "format_version": 1,
+                                "tracks": {"side44-komi-standard": {"history": []}}}))
+    with pytest.raises(RegistryCorruptError, match="'side44-komi-standard': not a track name"):
+        ChampionRegistry(path).champion(TRACK)
+    path.write_bytes(b"\xff\xfe\x00{")
+    with pytest.raises(RegistryCorruptError, match="not UTF-8"):
+        ChampionRegistry(path).champion(TRACK)
+    with pytest.raises(RegistryCorruptError, match="cannot read"):
+        ChampionRegistry(tmp_path).champion(TRACK)

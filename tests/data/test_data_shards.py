@@ -246,3 +246,43 @@ def test_replay_window_reads_older_shorter_observations(tmp_path) -> None:
         ReplayWindow(tmp_path, window_samples=5, num_planes=0)
     with pytest.raises(ValueError, match="samples hold 4 input planes, 5 are needed"):
         old.first_planes(5)
+
+
+def test_every_truncation_and_flipped_byte_of_a_shard_is_refused(tmp_path) -> None:
+    path = write_shard(tmp_path / "good.npz", random_samples(3, 3), meta())
+    data = path.read_bytes()
+    bad = tmp_path / "bad.npz"
+    for cut in (1, 4, 30, 31, len(data) // 2, len(data) - 100, len(data) - 64, len(data) - 1):
+        bad.write_bytes(data[:cut])
+        with pytest.raises(ShardError, match="truncated or corrupt"):
+            read_shard(bad)
+    # Zip CRCs cover only the members' data; the seal covers every byte, so a flip in a
+    # timestamp, a header field or the seal itself is refused too, and never with any other
+    # exception type.
+    positions = {*range(60), *range(0, len(data), max(1, len(data) // 100)),
+                 *range(len(data) - 100, len(data))}
+    for position in sorted(positions):
+        damaged = bytearray(data)
+        damaged[position] ^= 0x80 if position % 2 else 0x01
+        bad.write_bytes(bytes(damaged))
+        with pytest.raises(ShardError, match=str(bad)):
+            read_shard(bad)
+    with pytest.raises(ShardError, match="cannot read"):
+        read_shard(tmp_path)
+    bad.write_bytes(b"")
+    with pytest.raises(ShardError, match="truncated or corrupt"):
+        read_shard(bad)
+
+
+def test_shards_written_before_the_seal_still_read(tmp_path) -> None:
+    samples = random_samples(3, 5)
+    path = write_shard(tmp_path / "new.npz", samples, meta())
+    _rewrite_members(path)  # the same members in an archive without the seal
+    assert path.read_bytes()[-22:-18] == b"PK\x05\x06"  # an empty zip comment
+    loaded, loaded_meta = read_shard(path)
+    assert loaded.equals(samples) and loaded_meta.num_samples == 5
+    damaged = bytearray(path.read_bytes())
+    damaged[len(damaged) // 2] ^= 0x01  # inside a member: its CRC still catches it
+    path.write_bytes(bytes(damaged))
+    with pytest.raises(ShardError):
+        read_shard(path)

@@ -15,7 +15,7 @@ from catena_zero.cli.export import main as export_main
 from catena_zero.export.exporter import LADDER_REFERENCE, export_model
 from catena_zero.export.model_file import load_model_file
 from catena_zero.rules import Engine, Rules, observe
-from catena_zero.train import Counters, TrainConfig, Trainer, save_checkpoint
+from catena_zero.train import CheckpointError, Counters, TrainConfig, Trainer, save_checkpoint
 from tests.export.tiny_model import tiny_network
 
 RULES = {"side": 3, "game_type": "komi", "scoring": "standard"}
@@ -68,7 +68,7 @@ def test_cli_export_and_refusals(checkpoint: Path, tmp_path: Path, capsys):
         export_main([f"checkpoint={tmp_path / 'missing.pt'}", f"output={tmp_path / 'y.pt'}"])
     damaged = tmp_path / "damaged.pt"
     damaged.write_bytes(checkpoint.read_bytes()[:200])
-    with pytest.raises(ConfigError):
+    with pytest.raises(CheckpointError, match="truncated"):  # a damaged file, not a config
         export_main([f"checkpoint={damaged}", f"output={tmp_path / 'y.pt'}"])
     with pytest.raises(ConfigError, match="exactly one source"):
         export_main([f"output={tmp_path / 'y.pt'}"])

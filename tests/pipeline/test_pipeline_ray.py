@@ -94,6 +94,32 @@ def test_learner_core_smooths_the_fair_komi_like_the_inline_loop(tmp_path: Path)
     learner.close()
 
 
+def _play_and_consume(learner: LearnerCore, worker: SelfPlayWorkerCore, task_id: int):
+    weights = learner.weights()
+    task = SelfPlayTask(task_id=task_id, attempt=0, fair_komi=0.0,
+                        weights_version=weights.version,
+                        shard_path=str(pending_dir(learner.run_dir) / f"shard-{task_id:012d}.npz"))
+    return learner.consume(worker.play(task, weights))
+
+
+def test_learner_core_resumes_past_a_damaged_newest_checkpoint(tmp_path: Path) -> None:
+    """The newest checkpoint is truncated: the learner resumes from the one before, requeues
+    the shard trained on after it, and says which file it skipped."""
+    learner = LearnerCore(tiny_config(tmp_path, iterations=2))
+    worker = SelfPlayWorkerCore(tiny_config(tmp_path, iterations=2), worker_index=0)
+    for task_id in range(2):
+        _play_and_consume(learner, worker, task_id)
+    learner.close()
+    first, newest = list_checkpoints(tmp_path / "checkpoints")
+    newest.write_bytes(newest.read_bytes()[:500])
+    resumed = LearnerCore(tiny_config(tmp_path, iterations=2, resume=True))
+    assert resumed.state.counters.iteration == 1 and resumed.last_checkpoint == first
+    assert [path.name for path in resumed.requeued] == ["requeued-shard-000000001.npz"]
+    (warning,) = resumed.warnings()
+    assert f"skipping checkpoint {newest}: truncated" in warning and str(first) in warning
+    resumed.close()
+
+
 @pytest.fixture(scope="module")
 def local_ray():
     ray.init(num_cpus=3, include_dashboard=False, log_to_driver=False,
@@ -218,3 +244,50 @@ def test_shared_inference_actor_serves_every_worker(tmp_path: Path, local_ray) -
         driver.shutdown()
     assert summary["counters"]["iteration"] >= 3
     assert_everything_reads_back(tmp_path, 3)
+
+
+class _GateCrash(Exception):
+    """Stands in for the process dying in the middle of a gate match."""
+
+
+@pytest.mark.slow
+def test_the_evaluator_plays_a_gate_left_pending_then_gates_new_checkpoints(
+        tmp_path: Path, local_ray, monkeypatch) -> None:
+    from catena_zero.arena import gating
+    from catena_zero.arena.config import GateConfig, TrainingGateConfig
+    from catena_zero.arena.registry import ChampionRegistry, Track
+    from catena_zero.arena.training_gate import read_gate_record
+    from catena_zero.pipeline.inline import train_loop
+
+    registry = tmp_path / "registry" / "champions.json"
+    config = tiny_config(tmp_path / "run", iterations=2)
+    settings = TrainingGateConfig(every_iterations=1, opening_plies=0,
+                                  gate=GateConfig(num_games=2, registry=str(registry)))
+
+    def hook():
+        return gating.make_training_gate(config.rules, settings, search_config=config.search,
+                                         device="cpu", log=None)
+
+    def crash(*args, **kwargs):
+        raise _GateCrash("killed")
+
+    with monkeypatch.context() as patch:  # the gate of iteration 2 dies mid-match
+        patch.setattr(gating, "play_match", crash)
+        with pytest.raises(_GateCrash):
+            train_loop(config, on_checkpoint=hook())
+    resumed = dataclasses.replace(config, loop=dataclasses.replace(config.loop, resume=True,
+                                                                   iterations=3))
+    driver = start_driver(resumed, RayConfig(num_selfplay_actors=1), on_checkpoint=hook())
+    try:
+        summary = driver.run()
+    finally:
+        driver.shutdown()
+    records = [read_gate_record(path)
+               for path in sorted((tmp_path / "run" / "gates").glob("*.json"))]
+    assert [record["iteration"] for record in records] == [1, 2, 3]
+    assert records[1]["games"] == 2 and records[2]["games"] == 2
+    assert len(summary["evaluations"]) == 2  # the recovered gate, then iteration 3's
+    track = Track.from_rules(config.rules)
+    named = {Path(entry.checkpoint).name for entry in ChampionRegistry(registry).history(track)}
+    store = registry.parent / "champions" / track.key
+    assert sorted(path.name for path in store.iterdir()) == sorted(named)

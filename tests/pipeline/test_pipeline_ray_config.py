@@ -38,3 +38,98 @@ def test_unknown_cluster_size_falls_back_to_this_machine(monkeypatch):
 def test_bad_values_are_refused_naming_the_field(field, value):
     with pytest.raises(ValueError, match=field):
         RayConfig(**{field: value})
+
+
+def test_a_local_run_listens_on_loopback_only_and_sends_no_usage_statistics(monkeypatch):
+    """What `connect` hands to Ray for a local run, without starting Ray."""
+    runtime = pytest.importorskip("catena_zero.pipeline.ray.runtime")
+    from ray._private import ray_constants
+
+    for name in runtime.LOCAL_ENVIRONMENT:  # unset now, and as it was after the test
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    monkeypatch.setattr(ray_constants, "ENABLE_RAY_CLUSTER", True)  # Linux's import-time value
+    calls = []
+    monkeypatch.setattr(runtime.ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(runtime.ray, "init", lambda **options: calls.append(options))
+    runtime.connect(RayConfig())
+    (options,) = calls
+    assert options["_node_ip_address"] == "127.0.0.1" and options["dashboard_host"] == "127.0.0.1"
+    assert options["include_dashboard"] is False and "address" not in options
+    assert runtime.os.environ["RAY_USAGE_STATS_ENABLED"] == "0"
+    assert runtime.os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] == "0"
+    assert ray_constants.ENABLE_RAY_CLUSTER is False  # the switch Ray read at import follows
+    # A cluster is joined as it is: its own settings, no local ones.
+    assert runtime.init_options(RayConfig(address="10.0.0.5:6379")) == {
+        "address": "10.0.0.5:6379", "namespace": "catena_zero", "log_to_driver": False}
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "1")  # an exported choice wins
+    assert runtime.local_environment()["RAY_USAGE_STATS_ENABLED"] == "1"
+
+
+def _listening_addresses(root_pid: int) -> list[str]:
+    """Local addresses of the TCP sockets that `root_pid` and its descendants listen on."""
+    from pathlib import Path
+
+    parents = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    family = {root_pid}
+    while True:
+        grown = family | {pid for pid, parent in parents.items() if parent in family}
+        if grown == family:
+            break
+        family = grown
+    inodes = set()
+    for pid in family:
+        for descriptor in Path(f"/proc/{pid}/fd").glob("*"):
+            try:
+                target = descriptor.readlink().as_posix()
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    addresses = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            parts = line.split()
+            if parts[3] == "0A" and parts[9] in inodes:  # LISTEN
+                addresses.append(parts[1].split(":")[0])
+    return addresses
+
+
+@pytest.mark.slow  # starts a local Ray: ~15 s on a loaded 2-core box
+def test_a_local_ray_started_by_connect_listens_on_loopback_only(tmp_path):
+    pytest.importorskip("ray")
+    import os
+    import subprocess
+    import sys
+    import textwrap
+    from pathlib import Path
+
+    script = textwrap.dedent("""
+        import json, os, sys
+        import ray
+        from catena_zero.pipeline.ray import RayConfig
+        from catena_zero.pipeline.ray.runtime import connect
+        connect(RayConfig())
+        ray.get(ray.remote(lambda: 1).remote())
+        sys.path.insert(0, os.environ["TESTS_DIR"])
+        from test_pipeline_ray_config import _listening_addresses
+        print(json.dumps(_listening_addresses(os.getpid())))
+        ray.shutdown()
+    """)
+    repo = Path(__file__).resolve().parents[2]
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("RAY_")}
+    environment.update(PYTHONPATH=str(repo), TESTS_DIR=str(Path(__file__).parent))
+    completed = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=environment,
+                               capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr
+    import json
+
+    addresses = json.loads(completed.stdout.strip().splitlines()[-1])
+    loopback = {"0100007F", "0000000000000000FFFF00000100007F", "00000000000000000000000001000000"}
+    assert addresses and set(addresses) <= loopback, addresses

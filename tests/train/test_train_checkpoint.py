@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import random
 
 import numpy as np
@@ -163,6 +164,91 @@ def test_damaged_checkpoints_are_refused(tmp_path) -> None:
         load_checkpoint(tmp_path / "absent.pt")
     with pytest.raises(CheckpointError, match="no checkpoint"):
         load_checkpoint(latest_checkpoint(tmp_path / "empty"))
+
+
+@pytest.fixture(scope="module")
+def checkpoint_bytes(tmp_path_factory) -> bytes:
+    directory = tmp_path_factory.mktemp("good")
+    return save_checkpoint(directory, trained_trainer(1), Counters(), config={},
+                           rules=RULES).read_bytes()
+
+
+def _header_length(data: bytes) -> int:
+    return data.index(b"PK\x03\x04")
+
+
+def _refusal(path) -> str:
+    with pytest.raises(CheckpointError) as caught:
+        load_checkpoint(path)
+    message = str(caught.value)
+    assert message.startswith(f"checkpoint {path}: ") and "\n" not in message
+    return message
+
+
+def _cuts(data: bytes) -> list[int]:
+    magic, header = len(checkpoint_module.MAGIC), _header_length(data)
+    return sorted({1, magic - 1, magic, magic + 1, magic + 2, header - 1, header, header + 1,
+                   header + 100, len(data) // 4, len(data) // 2, len(data) - 22, len(data) - 1})
+
+
+def test_every_truncation_is_refused_in_one_line(tmp_path, checkpoint_bytes) -> None:
+    bad = tmp_path / "checkpoint-step000000001-iter000001.pt"
+    for cut in _cuts(checkpoint_bytes):
+        bad.write_bytes(checkpoint_bytes[:cut])
+        assert "truncated" in _refusal(bad), cut
+    bad.write_bytes(b"")
+    assert "empty file" in _refusal(bad)
+
+
+def test_every_flipped_byte_is_refused_in_one_line(tmp_path, checkpoint_bytes) -> None:
+    bad = tmp_path / "flipped.pt"
+    header = _header_length(checkpoint_bytes)
+    positions = [*range(header + 4), *range(header + 4, len(checkpoint_bytes), 1999),
+                 *range(len(checkpoint_bytes) - 30, len(checkpoint_bytes))]
+    for position in positions:
+        damaged = bytearray(checkpoint_bytes)
+        damaged[position] ^= 0x80 if position % 2 else 0x01
+        bad.write_bytes(bytes(damaged))
+        _refusal(bad)
+
+
+@pytest.mark.parametrize(("make", "problem"), [
+    (lambda data: b"CATENA-ZERO-MODEL\n" + data[23:], "not a catena_zero checkpoint (bad magic)"),
+    (lambda data: data.replace(b"\n2\n", b"\n9\n", 1), "format version 9, this code reads"),
+    (lambda data: data.replace(b"\n2\n", b"\ntwo\n", 1), "damaged header"),
+    (lambda data: checkpoint_module.MAGIC + b"2\n" + hashlib.sha256(b"junk").hexdigest().encode()
+     + b"\njunk", "payload cannot be unpickled"),
+    (lambda data: b"PK\x03\x04" + data, "bad magic"),
+])
+def test_foreign_and_wrong_version_files_are_refused(tmp_path, checkpoint_bytes, make,
+                                                     problem) -> None:
+    bad = tmp_path / "foreign.pt"
+    bad.write_bytes(make(checkpoint_bytes))
+    assert problem in _refusal(bad)
+    assert "is a directory" in _refusal(tmp_path)
+    assert "cannot read" in _refusal(tmp_path / "absent.pt")
+
+
+def test_the_newest_intact_checkpoint_is_found_past_damaged_ones(tmp_path) -> None:
+    trainer = trained_trainer(1)
+    paths = []
+    for iteration in range(3):
+        trainer.step += 1
+        paths.append(save_checkpoint(tmp_path, trainer, Counters(iteration=iteration),
+                                     config={}, rules=RULES, keep=0))
+    assert checkpoint_module.load_latest_intact_checkpoint(tmp_path / "none") == (None, [])
+    paths[2].write_bytes(paths[2].read_bytes()[:1000])
+    checkpoint, refused = checkpoint_module.load_latest_intact_checkpoint(tmp_path)
+    assert checkpoint.path == paths[1] and checkpoint.counters.iteration == 1
+    assert len(refused) == 1 and str(paths[2]) in refused[0] and "truncated" in refused[0]
+    for path in paths[:2]:
+        damaged = bytearray(path.read_bytes())
+        damaged[-100] ^= 0x40
+        path.write_bytes(bytes(damaged))
+    with pytest.raises(CheckpointError, match="no intact checkpoint") as caught:
+        checkpoint_module.load_latest_intact_checkpoint(tmp_path)
+    assert all(str(path) in str(caught.value) for path in paths)
+    assert "\n" not in str(caught.value)
 
 
 def test_mismatched_network_is_refused_before_anything_changes(tmp_path) -> None:

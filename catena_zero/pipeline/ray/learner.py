@@ -22,6 +22,7 @@ from catena_zero.pipeline.config import TrainLoopConfig
 from catena_zero.pipeline.inline import LoopLogger
 from catena_zero.pipeline.messages import CheckpointEvent, LoopState, SelfPlayResult, WeightsMessage
 from catena_zero.pipeline.steps import (
+    find_resume_checkpoint,
     iteration_scalars,
     learner_iteration,
     make_weights_message,
@@ -32,7 +33,7 @@ from catena_zero.pipeline.steps import (
 )
 from catena_zero.rules import Engine
 from catena_zero.selfplay.evaluator import NetworkEvaluator
-from catena_zero.train.checkpoint import Counters, latest_checkpoint, load_checkpoint
+from catena_zero.train.checkpoint import Counters
 
 PENDING_DIR = "pending"
 _SHARD_SEQUENCE = re.compile(r"shard-(\d+)")
@@ -94,11 +95,15 @@ class LearnerCore:
             directory.mkdir(parents=True, exist_ok=True)
         self.generators = {"selfplay": np.random.default_rng([loop.seed, 1]),
                            "train": np.random.default_rng([loop.seed, 2])}
-        resume_point = latest_checkpoint(self.checkpoint_dir) if loop.resume else None
-        iteration = load_checkpoint(resume_point).counters.iteration if resume_point else 0
+        # Damaged newer checkpoints are skipped; the driver asks for these lines to print.
+        self.resume_warnings: list[str] = []
+        resume_from = find_resume_checkpoint(config, self.checkpoint_dir,
+                                             log=self.resume_warnings.append)
+        iteration = resume_from.counters.iteration if resume_from is not None else 0
         self.requeued = requeue_unsaved_shards(self.run_dir, iteration)
         self.trainer, self.state = resume_or_start(config, self.checkpoint_dir, self.shard_dir,
-                                                   loop.device, self.generators)
+                                                   loop.device, self.generators,
+                                                   resume_from=resume_from)
         self.engine = Engine(config.rules)
         self.evaluator = NetworkEvaluator(self.trainer.published_net, self.engine,
                                           self.trainer.device, loop.inference_precision)
@@ -109,7 +114,8 @@ class LearnerCore:
         self.logger = LoopLogger(dataclasses.replace(
             config, loop=dataclasses.replace(loop, progress=False)),
             self.run_dir / "tensorboard", self.state.counters.iteration)
-        self.last_checkpoint: Path | None = resume_point
+        self.last_checkpoint: Path | None = (None if resume_from is None
+                                              else resume_from.path)
 
     # --- queries -----------------------------------------------------------------------
     def weights(self) -> WeightsMessage:
@@ -117,6 +123,10 @@ class LearnerCore:
 
     def loop_state(self) -> LoopState:
         return self.state
+
+    def warnings(self) -> list[str]:
+        """The lines about damaged checkpoints skipped when this learner resumed."""
+        return list(self.resume_warnings)
 
     def pending_shards(self) -> list[str]:
         """Complete shards waiting in pending/ (left by workers or requeued), oldest first."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -31,23 +32,59 @@ from catena_zero.pipeline.messages import CheckpointEvent, CheckpointHook, Weigh
 from catena_zero.pipeline.ray.config import RayConfig
 from catena_zero.pipeline.ray.learner import LearnerCore, LearnerStatus, pending_dir
 from catena_zero.pipeline.ray.worker import SelfPlayTask, SelfPlayWorkerCore
-from catena_zero.pipeline.steps import build_fresh_network
+from catena_zero.pipeline.steps import build_fresh_network, find_resume_checkpoint, warn
 from catena_zero.rules import Engine
 from catena_zero.selfplay.evaluator import NetworkEvaluator
 
 _WORKER_FAILURES = (RayActorError, ActorDiedError, ActorUnavailableError)
 
 
-def connect(config: RayConfig) -> None:
-    """ray.init on this machine, or join the cluster at `config.address`."""
-    if ray.is_initialized():
-        return
+# Ray's own single-machine settings for a local run (`address=None`), set before ray.init
+# unless exported already (an exported value wins). Checked on Ray 2.60 with `ss -ltnp`:
+# without them the GCS, the raylet and every worker listen on all interfaces.
+LOCAL_ENVIRONMENT = {
+    # No usage statistics leave the machine (release wheels also turn them off in ray.init;
+    # nightly wheels ask instead).
+    "RAY_USAGE_STATS_ENABLED": "0",
+    # The mode Ray uses on macOS and Windows: the node's address is 127.0.0.1, so every Ray
+    # process listens on loopback only. `_node_ip_address="127.0.0.1"` alone is not enough:
+    # on Linux ray.init resolves a loopback address to the machine's outward one.
+    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+}
+# Token authentication stays as Ray sets it for a new local cluster (on, with a warning line):
+# RAY_AUTH_MODE exported after Ray is imported reaches the Python side only, and the cluster
+# then refuses its own driver.
+LOOPBACK = "127.0.0.1"
+
+
+def init_options(config: RayConfig) -> dict[str, Any]:
+    """The keyword arguments `connect` passes to ray.init (nothing is started here)."""
     options: dict[str, Any] = {"namespace": config.namespace,
                                "log_to_driver": config.log_to_driver}
     if config.address:
-        ray.init(address=config.address, **options)
-    else:
-        ray.init(include_dashboard=config.include_dashboard, **options)
+        return {"address": config.address, **options}
+    return {**options, "include_dashboard": config.include_dashboard,
+            "dashboard_host": LOOPBACK, "_node_ip_address": LOOPBACK}
+
+
+def local_environment() -> dict[str, str]:
+    """The environment a local run starts Ray with: LOCAL_ENVIRONMENT under exported values."""
+    return {name: os.environ.get(name, value) for name, value in LOCAL_ENVIRONMENT.items()}
+
+
+def connect(config: RayConfig) -> None:
+    """ray.init on this machine (listening on loopback only, no usage statistics), or join
+    the cluster at `config.address`."""
+    if ray.is_initialized():
+        return
+    if not config.address:
+        os.environ.update(local_environment())  # Ray's processes inherit it
+        # Ray reads the single-machine switch once, when it is imported (perhaps before now).
+        from ray._private import ray_constants
+
+        ray_constants.ENABLE_RAY_CLUSTER = (
+            os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"].lower() in ("1", "true"))
+    ray.init(**init_options(config))
 
 
 def _cleanup_partial_writes(directory: Path) -> None:
@@ -124,11 +161,24 @@ class _Evaluator:
         self.hook = hook
 
     def evaluate(self, event: CheckpointEvent):
+        return self._guarded(self.hook, event, what=str(event.path))
+
+    def gate(self, pending):
+        """The slow part of a hook with `prepare` (the training gate): play what the driver
+        prepared."""
+        return self._guarded(self.hook.gate, pending, what=str(pending.candidate))
+
+    def recover(self, run_dir: str) -> list:
+        """The hook's work that a killed run left (pending gates), before any new one."""
+        return self._guarded(self.hook.recover, run_dir, what=f"recovery of {run_dir}")
+
+    @staticmethod
+    def _guarded(call, argument, what: str):
         # A failed evaluation (say, a checkpoint rotated away first) must not stop training.
         try:
-            return self.hook(event)
+            return call(argument)
         except Exception as error:  # noqa: BLE001 - reported in the run's summary instead
-            return f"evaluation of {event.path} failed: {type(error).__name__}: {error}"
+            return f"evaluation of {what} failed: {type(error).__name__}: {error}"
 
 
 class _Driver:
@@ -138,12 +188,19 @@ class _Driver:
                  on_checkpoint: CheckpointHook | None):
         self.config = config
         self.ray_config = ray_config
+        self.hook = on_checkpoint
         self.evaluator = None
         if on_checkpoint is not None:
             self.evaluator = ray.remote(_Evaluator).options(
                 num_cpus=0, max_restarts=ray_config.max_actor_restarts).remote(on_checkpoint)
         self.evaluations: list[ray.ObjectRef] = []
+        self.evaluation_failures: list[str] = []  # hooks' `prepare` failing in this process
         self.run_dir = Path(config.loop.run_dir)
+        if self.evaluator is not None and hasattr(on_checkpoint, "recover"):
+            self.evaluations.append(self.evaluator.recover.remote(str(self.run_dir)))
+        # Checked here, so that damaged checkpoints are named on this terminal and a run with
+        # none intact is refused in one line before any actor starts.
+        find_resume_checkpoint(config, self.run_dir / "checkpoints")
         restarts = ray_config.max_actor_restarts
         learner_class = ray.remote(_LearnerActor).options(
             num_cpus=1, num_gpus=ray_config.learner_gpus, max_restarts=restarts,
@@ -224,7 +281,24 @@ class _Driver:
         if status.checkpoint and self.evaluator is not None:
             event = ray.get(self.learner.checkpoint_event.remote())
             if event is not None:
-                self.evaluations.append(self.evaluator.evaluate.remote(event))
+                self._evaluate(event)
+
+    def _evaluate(self, event: CheckpointEvent) -> None:
+        """Hand a checkpoint to the evaluator. A hook with `prepare` (the training gate) does
+        its fast part here at once, while the checkpoint surely exists (the learner rotates
+        old ones away), and the evaluator plays the rest."""
+        prepare = getattr(self.hook, "prepare", None)
+        if prepare is None:
+            self.evaluations.append(self.evaluator.evaluate.remote(event))
+            return
+        try:
+            pending = prepare(event)
+        except Exception as error:  # noqa: BLE001 - reported in the run's summary instead
+            self.evaluation_failures.append(
+                f"evaluation of {event.path} failed: {type(error).__name__}: {error}")
+            return
+        if pending is not None:
+            self.evaluations.append(self.evaluator.gate.remote(pending))
 
     def _await_learner(self):
         """The restarted learner's loop state, once Ray has brought it back."""
@@ -237,6 +311,8 @@ class _Driver:
         for attempt in range(attempts):
             try:
                 self.state = self._await_learner()
+                for line in ray.get(self.learner.warnings.remote()):
+                    warn(line)
                 self.weights_version = -1
                 self._refresh_weights()
                 status = None
@@ -287,13 +363,15 @@ class _Driver:
                 ray.get(self.learner.checkpoint.remote())
                 final = ray.get(self.learner.checkpoint_event.remote())
                 if self.evaluator is not None and final is not None:
-                    self.evaluations.append(self.evaluator.evaluate.remote(final))
+                    self._evaluate(final)
         finally:
             if bar is not None:
                 bar.close()
         minutes = (time.monotonic() - start) / 60.0
         checkpoint = ray.get(self.learner.checkpoint_event.remote())
-        evaluations = [_describe(value) for value in ray.get(self.evaluations)]
+        evaluations = [_describe(item) for value in ray.get(self.evaluations)
+                       for item in (value if isinstance(value, list) else [value])]
+        evaluations += self.evaluation_failures
         ray.get(self.learner.close.remote())
         return {
             "run_dir": str(self.run_dir),
