@@ -224,11 +224,14 @@ def test_a_train_step_on_a_padded_batch_equals_one_on_the_unpadded_boards() -> N
                                    atol=1e-5, rtol=1e-5, msg=name)
     for name, value in nets[0].state_dict().items():
         torch.testing.assert_close(nets[1].state_dict()[name], value, atol=1e-6, rtol=1e-5)
-    native.value_logits.sum().backward()
-    taken.value_logits.sum().backward()
+    for output in (native, taken):
+        (output.value_logits.sum() + output.policy_logits.logsumexp(1).sum()
+         + output.ownership.sum()).backward()
     for (name, first), second in zip(nets[0].named_parameters(), nets[1].parameters(),
                                      strict=True):
-        torch.testing.assert_close(second.grad, first.grad, atol=1e-5, rtol=1e-4, msg=name)
+        assert (first.grad is None) == (second.grad is None), name
+        if first.grad is not None:  # float32 sums over cells in another order: ~1e-5 of 5
+            torch.testing.assert_close(second.grad, first.grad, atol=2e-4, rtol=1e-4, msg=name)
 
 
 def load_legacy_net() -> tuple[PolicyValueNet, dict]:
