@@ -1,11 +1,24 @@
-"""The network -> EvaluateFn bridge used by the search in self-play, arena and play."""
+"""The network -> EvaluateFn bridge used by the search in self-play, arena and play.
+
+One net evaluates every board side: `NetworkEvaluator(net, engine)` works for any engine's
+rules, and `evaluate_many` evaluates the states of several engines (sides and variants) in one
+padded network call, for self-play that mixes boards.
+
+Example::
+
+    evaluator = NetworkEvaluator(net, Engine(Rules(6)))
+    evaluation = evaluator(states)                       # [B, A_6] policy, [B] value, ...
+    side4, side8 = evaluator.evaluate_many([(engine4, states4), (engine8, states8)])
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 
 from catena_zero.mcts.evaluation import Evaluation
-from catena_zero.network import InferenceModel
+from catena_zero.network import InferenceModel, NetOutput, pad_planes
 from catena_zero.rules import Engine, GameState, observe
 
 
@@ -38,9 +51,43 @@ class NetworkEvaluator:
         output = self.model(planes, globals_)
         self.calls += 1
         self.positions += len(planes)
-        return Evaluation(
-            policy_logits=np.asarray(output.policy_logits, dtype=np.float32),
-            value=np.asarray(output.value, dtype=np.float32),
-            score=np.asarray(output.score, dtype=np.float32),
-            ownership=np.asarray(output.ownership, dtype=np.float32),
-        )
+        return _evaluation(output)
+
+    def evaluate_many(self, requests: Sequence[tuple[Engine, GameState]]) -> list[Evaluation]:
+        """One Evaluation per (engine, states) request, in order, from one network call: the
+        observations of all requests padded to the largest board's grid (each request's
+        outputs in its own board's layout, as from `NetworkEvaluator(net, engine)`)."""
+        observations = [observe(engine, states) for engine, states in requests]
+        if not observations:
+            return []
+        sides = [engine.board.side for engine, _ in requests]
+        counts = [len(planes) for planes, _ in observations]
+        grid = 2 * max(sides) - 1
+        planes = np.concatenate([pad_planes(planes, grid) for planes, _ in observations])
+        globals_ = np.concatenate([features for _, features in observations])
+        row_sides = np.repeat(np.asarray(sides, dtype=np.int64), counts)  # [B]
+        one_side = len(set(sides)) == 1
+        output = (self.model(planes, globals_) if one_side
+                  else self.model(planes, globals_, sides=row_sides))
+        self.calls += 1
+        self.positions += len(planes)
+        evaluations = []
+        start = 0
+        for side, count in zip(sides, counts, strict=True):
+            rows = np.arange(start, start + count)
+            start += count
+            part = (NetOutput(*(head[rows] for head in (output.policy_logits,
+                                                        output.value_logits, output.score,
+                                                        output.ownership)))
+                    if one_side else output.rows_on_side(rows, side))
+            evaluations.append(_evaluation(part))
+        return evaluations
+
+
+def _evaluation(output: NetOutput) -> Evaluation:
+    return Evaluation(
+        policy_logits=np.asarray(output.policy_logits, dtype=np.float32),
+        value=np.asarray(output.value, dtype=np.float32),
+        score=np.asarray(output.score, dtype=np.float32),
+        ownership=np.asarray(output.ownership, dtype=np.float32),
+    )
