@@ -37,3 +37,10 @@ def test_comparisons_run(capsys, mode: str, second: str) -> None:
                                 "--games", "4"]) == 0
     printed = capsys.readouterr().out
     assert "ratio" in printed and second.replace("chan-last", "channels_last") in printed
+
+
+def test_padding_benchmark_runs(capsys) -> None:
+    assert load_script("bench_padding").main(["--batch", "6", "--repeats", "1", "--calls", "1",
+                                              "--mix", "2", "3", "--side", "3"]) == 0
+    printed = capsys.readouterr().out
+    assert "side 3 padded into 5x5" in printed and "mix 2/3 as 2 one-side calls" in printed

@@ -38,6 +38,11 @@ def test_one_net_evaluates_several_engines_alone_and_in_one_call() -> None:
             np.testing.assert_allclose(getattr(mixed, name), getattr(alone, name), atol=1e-5)
         np.testing.assert_allclose(np.where(legal, mixed.policy_logits, 0),
                                    np.where(legal, alone.policy_logits, 0), atol=1e-5)
+    by_side = evaluator.evaluate_many(requests, padded=False)
+    assert evaluator.calls == 1 + 3
+    for first, second in zip(together, by_side, strict=True):
+        np.testing.assert_allclose(first.value, second.value, atol=1e-5)
+        np.testing.assert_allclose(first.ownership, second.ownership, atol=1e-5)
     same_side = evaluator.evaluate_many([requests[0], requests[0]])
     np.testing.assert_allclose(same_side[0].value, same_side[1].value, atol=1e-6)
     assert evaluator.evaluate_many([]) == []
