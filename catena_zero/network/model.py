@@ -59,7 +59,13 @@ from catena_zero.network.layers import (
     hex_kernel_mask,
     masked_global_pool,
 )
-from catena_zero.network.layout import MAX_SIDE, MIN_SIDE, HexLayouts, side_of_grid
+from catena_zero.network.layout import (
+    MAX_SIDE,
+    MIN_SIDE,
+    HexLayouts,
+    num_cells_of_side,
+    side_of_grid,
+)
 from catena_zero.network.output import DRAW, LOSS, OFF_BOARD_LOGIT, WIN, NetOutput, wdl_to_value
 
 # Re-exported: older code imports these from here.
@@ -206,7 +212,7 @@ class PolicyValueNet(nn.Module):
         side = side_of_grid(grid_size)
         if side is None:
             raise ValueError(f"no board side has a {grid_size}x{grid_size} grid")
-        return 3 * side * (side - 1) + 1
+        return num_cells_of_side(side)
 
     def _check_inputs(self, planes: torch.Tensor, globals_: torch.Tensor) -> None:
         if (planes.dim() != 4 or planes.shape[1] < self.num_planes
