@@ -9,8 +9,10 @@ Example::
     batch = window.sample_batch(256, np.random.default_rng(0))
 """
 
+from catena_zero.data.padding import PaddedSamples, pad_samples
 from catena_zero.data.samples import (
     FIELDS,
+    MixedBatch,
     Samples,
     augment_with_symmetries,
     random_symmetries,
@@ -22,6 +24,7 @@ from catena_zero.data.shards import (
     ReplayWindow,
     ShardError,
     ShardMeta,
+    Track,
     list_shards,
     read_shard,
     read_shard_meta,
@@ -32,12 +35,16 @@ from catena_zero.data.shards import (
 __all__ = [
     "FIELDS",
     "FORMAT_VERSION",
+    "MixedBatch",
+    "PaddedSamples",
     "ReplayWindow",
     "Samples",
     "ShardError",
     "ShardMeta",
+    "Track",
     "augment_with_symmetries",
     "list_shards",
+    "pad_samples",
     "random_symmetries",
     "read_shard",
     "read_shard_meta",

@@ -20,6 +20,11 @@ Example::
     )
     samples = augment_with_symmetries(samples, board, range(12))   # 12x the samples
     everything = Samples.concatenate([samples_a, samples_b])
+
+    # Samples of several boards train together: one part per board, each in its own layout,
+    # padded for the net by `catena_zero.data.padding.pad_samples` (the Trainer does it).
+    batch = MixedBatch([side4_samples, side6_samples])
+    batch = random_symmetries(batch, None, rng)      # each part under its own board's symmetries
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from catena_zero.rules import get_board
 
 FIELDS = (
     "planes",
@@ -202,6 +209,17 @@ class Samples:
     def num_cells(self) -> int:
         return self.ownership_target.shape[1]
 
+    @property
+    def side(self) -> int:
+        """Board side n of samples laid out on their own board: planes on the (2n - 1)-grid and
+        3n(n - 1) + 1 cells. ValueError for any other layout (e.g. a padded grid)."""
+        size = self.planes.shape[2]
+        side = (size + 1) // 2
+        if size % 2 == 0 or self.num_cells != 3 * side * (side - 1) + 1:
+            raise ValueError(f"samples with {self.num_cells} cells on a {size}x{size} grid are "
+                             "not laid out on one board of their own")
+        return side
+
     def take(self, index) -> Samples:
         """Subset/gather along the batch axis (int index array or bool mask)."""
         return Samples(**{name: getattr(self, name)[index] for name in FIELDS})
@@ -251,6 +269,35 @@ class Samples:
         return dataclasses.replace(self, **changes)
 
 
+@dataclass
+class MixedBatch:
+    """One minibatch of several boards or variants: a Samples per part, each on its own board
+    (`Samples.side`), in their order. `labels` optionally names each part's source (e.g. the
+    replay window's `Track`). `pad_samples` lays them out in one grid for the net.
+    """
+
+    parts: list[Samples]
+    labels: list | None = None
+
+    def __post_init__(self) -> None:
+        self.parts = list(self.parts)
+        if not self.parts or not all(isinstance(part, Samples) for part in self.parts):
+            raise ValueError("MixedBatch needs a non-empty list of Samples parts")
+        for part in self.parts:
+            _ = part.side  # each part must lie on one board of its own
+        if self.labels is not None and len(self.labels) != len(self.parts):
+            raise ValueError(f"MixedBatch has {len(self.parts)} parts but "
+                             f"{len(self.labels)} labels")
+
+    def __len__(self) -> int:
+        return sum(len(part) for part in self.parts)
+
+    @property
+    def sides(self) -> list[int]:
+        """Board side of each part."""
+        return [part.side for part in self.parts]
+
+
 def augment_with_symmetries(samples: Samples, board, symmetries: Sequence[int]) -> Samples:
     """Images of `samples` under each board symmetry in `symmetries` (k in 0..11, k = 0 the
     identity), concatenated in that order: k-major, so the result has len(symmetries) * N rows.
@@ -266,9 +313,19 @@ def augment_with_symmetries(samples: Samples, board, symmetries: Sequence[int]) 
     return symmetry_images(samples.take(rows), board, np.repeat(symmetries, count))
 
 
-def random_symmetries(samples: Samples, board, rng: np.random.Generator) -> Samples:
+def random_symmetries(samples: Samples | MixedBatch, board,
+                      rng: np.random.Generator) -> Samples | MixedBatch:
     """Each sample under its own uniformly drawn board symmetry (training-time augmentation:
-    a sample drawn again from the replay window is seen under a fresh image)."""
+    a sample drawn again from the replay window is seen under a fresh image).
+
+    `board`: the samples' board, or None to take it from their side. A MixedBatch maps each
+    part with its own board's symmetry tables (`board` is not needed), before any padding.
+    """
+    if isinstance(samples, MixedBatch):
+        parts = [random_symmetries(part, get_board(part.side), rng) for part in samples.parts]
+        return MixedBatch(parts, samples.labels)
+    if board is None:
+        board = get_board(samples.side)
     num_symmetries = np.asarray(board.symmetries).shape[0]
     return symmetry_images(samples, board, rng.integers(0, num_symmetries, size=len(samples)))
 

@@ -22,6 +22,12 @@ Example::
     window.refresh()                                  # loads new shards, drops old ones
     for batch in window.batches(num_batches=100, batch_size=256, rng=rng):
         ...                                           # batch is a Samples of 256 rows
+
+    # Several boards or variants (tracks) in one directory, drawn at configured shares:
+    window = ReplayWindow(run_dir / "shards", 200_000, track_shares={
+        Track(4, "komi", "standard"): 0.25, "6/komi/standard": 0.75})
+    window.refresh()
+    batch = window.sample_batch(256, rng)             # MixedBatch: one part per track
 """
 
 from __future__ import annotations
@@ -33,15 +39,16 @@ import json
 import os
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from catena_zero.data.atomic import atomic_open
-from catena_zero.data.samples import FIELDS, Samples
+from catena_zero.data.samples import FIELDS, MixedBatch, Samples
+from catena_zero.rules.observe import BASIC_GLOBALS, NUM_GLOBALS, complete_globals
 
 FORMAT_VERSION = 1
 SHARD_SUFFIX = ".npz"
@@ -86,6 +93,39 @@ class ShardMeta:
         if unknown:
             raise ValueError(f"unknown shard meta key(s): {', '.join(unknown)}")
         return cls(**values)
+
+
+class Track(NamedTuple):
+    """The board and variant a shard's games were played on (its ShardMeta's fields)."""
+
+    side: int
+    game_type: str
+    scoring: str
+
+    def __str__(self) -> str:
+        return f"{self.side}/{self.game_type}/{self.scoring}"
+
+    @classmethod
+    def of(cls, meta: ShardMeta) -> Track:
+        return cls(int(meta.side), str(meta.game_type), str(meta.scoring))
+
+    @classmethod
+    def parse(cls, value: Track | tuple | str) -> Track:
+        """A Track from a Track, a (side, game_type, scoring) tuple or "side/game_type/scoring"
+        (the form for config files)."""
+        if isinstance(value, str):
+            parts = value.split("/")
+            if len(parts) != 3 or not parts[0].strip().isdigit():
+                raise ValueError(f"a track is 'side/game_type/scoring', e.g. "
+                                 f"'4/komi/standard', got {value!r}")
+            return cls(int(parts[0]), parts[1].strip(), parts[2].strip())
+        if isinstance(value, tuple) and len(value) == 3:
+            side, game_type, scoring = value
+            if isinstance(side, bool) or not isinstance(side, int | np.integer):
+                raise ValueError(f"a track's side must be an int, got {side!r}")
+            return cls(int(side), str(game_type), str(scoring))
+        raise ValueError(f"a track is a Track, a (side, game_type, scoring) tuple or "
+                         f"'side/game_type/scoring', got {value!r}")
 
 
 def shard_filename(sequence: int, tag: str = "") -> str:
@@ -240,7 +280,7 @@ def list_shards(directory: str | os.PathLike) -> list[Path]:
 
 
 class ReplayWindow:
-    """The newest `window_samples` trained samples (weight > 0) of the shards in `directory`.
+    """The newest trained samples (weight > 0) of the shards in `directory`, by track.
 
     `refresh()` reads shards that appeared since the last call and forgets those that fell
     out of the window; the oldest shard in the window is trimmed so that exactly
@@ -248,6 +288,17 @@ class ReplayWindow:
     (`on_bad_shard="skip"`, listed in `bad_shards`) or raise ShardError (`"raise"`).
     With `num_planes`, samples keep their first `num_planes` input planes, so shards written
     before planes were added and after can share one window; a shard with fewer is bad.
+    Globals likewise: shards of observation version 1 (BASIC_GLOBALS globals) get today's
+    board-size globals from their meta's side; with `num_globals` every shard keeps its first
+    `num_globals` (completed the same way when it holds fewer).
+
+    Tracks (`Track`: side, game type, scoring of each shard's meta): without `track_shares`
+    the window is the newest `window_samples` of all shards and batches draw uniformly from
+    them. With `track_shares` {track: share} (shares > 0, normalised), only those tracks are
+    read, track t keeps its newest round(window_samples * share_t) samples, and each batch
+    row comes from track t with probability share_t (renormalised over the tracks that hold
+    samples yet). `sample_batch` gives a Samples while the window holds one track, else a
+    MixedBatch with one part per track drawn (labels: the tracks).
     """
 
     def __init__(
@@ -256,6 +307,8 @@ class ReplayWindow:
         window_samples: int,
         on_bad_shard: str = "skip",
         num_planes: int | None = None,
+        track_shares: Mapping[Track | tuple | str, float] | None = None,
+        num_globals: int | None = None,
     ):
         if not isinstance(window_samples, int | np.integer) or window_samples < 1:
             raise ValueError(f"window_samples must be an int >= 1, got {window_samples!r}")
@@ -263,44 +316,61 @@ class ReplayWindow:
             raise ValueError(f"on_bad_shard must be 'skip' or 'raise', got {on_bad_shard!r}")
         self.directory = Path(directory)
         self.window_samples = int(window_samples)
-        if num_planes is not None and (not isinstance(num_planes, int | np.integer)
-                                       or num_planes < 1):
-            raise ValueError(f"num_planes must be None or an int >= 1, got {num_planes!r}")
+        for name, value, low in (("num_planes", num_planes, 1), ("num_globals", num_globals, 0)):
+            if value is not None and (not isinstance(value, int | np.integer) or value < low):
+                raise ValueError(f"{name} must be None or an int >= {low}, got {value!r}")
         self.on_bad_shard = on_bad_shard
         self.num_planes = num_planes
+        self.num_globals = num_globals
+        self.track_shares = _normalised_shares(track_shares)
         self.bad_shards: dict[Path, str] = {}
-        # Each window shard's rows in self._samples: path -> (start, stop). One copy in memory.
-        self._segments: dict[Path, tuple[int, int]] = {}
-        self._samples: Samples | None = None
+        # Window shards' rows in their track's samples: path -> (track, start, stop).
+        # One copy in memory; every shard's track, once read, so that a shard of a track
+        # that is not wanted or already full is never read again.
+        self._segments: dict[Path, tuple[Track, int, int]] = {}
+        self._track_samples: dict[Track, Samples] = {}
+        self._track_of: dict[Path, Track] = {}
 
     @property
     def num_samples(self) -> int:
-        return 0 if self._samples is None else len(self._samples)
+        return sum(len(samples) for samples in self._track_samples.values())
 
     @property
     def shard_paths(self) -> list[Path]:
         """Shards (oldest first) contributing to the window after the last refresh."""
-        return list(self._segments)
+        return sorted(self._segments)
+
+    @property
+    def tracks(self) -> list[Track]:
+        """The tracks holding samples after the last refresh (sorted)."""
+        return sorted(self._track_samples)
+
+    @property
+    def track_samples(self) -> dict[Track, Samples]:
+        """Each track's samples in the window, oldest first."""
+        return dict(self._track_samples)
 
     @property
     def samples(self) -> Samples | None:
-        """All samples in the window, oldest first (None while empty)."""
-        return self._samples
+        """All samples in the window, oldest first (None while empty); ValueError when the
+        window holds several tracks (see `track_samples`)."""
+        if len(self._track_samples) > 1:
+            raise ValueError(f"the replay window holds {len(self._track_samples)} tracks "
+                             f"({', '.join(map(str, self.tracks))}); read track_samples")
+        return next(iter(self._track_samples.values()), None)
 
     def _load(self, path: Path) -> Samples | None:
         if path in self._segments:
-            start, stop = self._segments[path]
-            return self._samples.take(slice(start, stop))
+            track, start, stop = self._segments[path]
+            return self._track_samples[track].take(slice(start, stop))
         if path in self.bad_shards:
             return None
         try:
-            samples, _ = read_shard(path)
-            if self.num_planes is not None:
-                held = samples.planes.shape[1]
-                if held < self.num_planes:
-                    raise ShardError(f"shard {str(path)!r} holds {held} input planes; the "
-                                     f"network reads {self.num_planes}")
-                samples = samples.first_planes(self.num_planes)
+            samples, meta = read_shard(path)
+            self._track_of[path] = Track.of(meta)
+            if self.track_shares is not None and Track.of(meta) not in self.track_shares:
+                return None  # another consumer's track: neither read again nor bad
+            samples = self._fit_inputs(path, samples, meta)
         except ShardError as error:
             if self.on_bad_shard == "raise":
                 raise
@@ -309,45 +379,140 @@ class ReplayWindow:
             return None
         return samples.trained_only()
 
+    def _fit_inputs(self, path: Path, samples: Samples, meta: ShardMeta) -> Samples:
+        """The shard's samples with the planes and globals the window serves."""
+        size = samples.planes.shape[2]
+        if size != 2 * meta.side - 1:
+            raise ShardError(f"shard {str(path)!r} says side {meta.side} but holds planes on "
+                             f"a {size}x{size} grid")
+        if self.num_planes is not None:
+            held = samples.planes.shape[1]
+            if held < self.num_planes:
+                raise ShardError(f"shard {str(path)!r} holds {held} input planes; the "
+                                 f"network reads {self.num_planes}")
+            samples = samples.first_planes(self.num_planes)
+        held = samples.globals.shape[1]
+        wanted = held if self.num_globals is None else self.num_globals
+        if self.num_globals is None and held == BASIC_GLOBALS:
+            wanted = NUM_GLOBALS  # an older observation: add today's board-size globals
+        if wanted > held:
+            if held < BASIC_GLOBALS or wanted > NUM_GLOBALS:
+                raise ShardError(f"shard {str(path)!r} holds {held} globals; the network "
+                                 f"reads {wanted}")
+            samples = samples.replace(globals=complete_globals(samples.globals, meta.side))
+        if wanted < samples.globals.shape[1]:
+            samples = samples.replace(globals=np.ascontiguousarray(samples.globals[:, :wanted]))
+        return samples
+
+    def _quota(self, track: Track) -> int:
+        return max(1, round(self.window_samples * self.track_shares[track]))
+
     def refresh(self) -> int:
         """Bring the window up to date with the directory; returns the samples held."""
-        chosen: list[tuple[Path, Samples]] = []
+        shares = self.track_shares
+        chosen: dict[Track, list[tuple[Path, Samples]]] = {}  # newest first
+        totals: dict[Track, int] = {}
         total = 0
         for path in reversed(list_shards(self.directory)):
-            if total >= self.window_samples:
+            if shares is None and total >= self.window_samples:
                 break
+            if shares is not None and all(totals.get(t, 0) >= self._quota(t) for t in shares):
+                break
+            known = self._track_of.get(path)
+            if shares is not None and known is not None and (
+                    known not in shares or totals.get(known, 0) >= self._quota(known)):
+                continue  # another track's shard, or one its full track no longer needs
             samples = self._load(path)
+            track = self._track_of.get(path)
             if samples is None or len(samples) == 0:
                 continue
-            chosen.append((path, samples))
+            if shares is not None and (track not in shares
+                                       or totals.get(track, 0) >= self._quota(track)):
+                continue
+            chosen.setdefault(track, []).append((path, samples))
+            totals[track] = totals.get(track, 0) + len(samples)
             total += len(samples)
-        chosen.reverse()
-        if chosen and total > self.window_samples:
+        if shares is None and total > self.window_samples:
             # Trim the oldest shard's earliest rows so the window holds exactly window_samples.
-            oldest_path, oldest = chosen[0]
-            excess = total - self.window_samples
-            chosen[0] = (oldest_path, oldest.take(slice(excess, len(oldest))))
-        segments: dict[Path, tuple[int, int]] = {}
-        start = 0
-        for path, samples in chosen:
-            segments[path] = (start, start + len(samples))
-            start += len(samples)
+            oldest_track = min(chosen, key=lambda t: chosen[t][-1][0])
+            self._trim_oldest(chosen[oldest_track], total - self.window_samples)
+        elif shares is not None:
+            for track, parts in chosen.items():
+                self._trim_oldest(parts, totals[track] - self._quota(track))
+        segments: dict[Path, tuple[Track, int, int]] = {}
+        for track, parts in chosen.items():
+            start = 0
+            for path, samples in reversed(parts):
+                segments[path] = (track, start, start + len(samples))
+                start += len(samples)
         if segments != self._segments:
-            self._samples = Samples.concatenate([s for _, s in chosen]) if chosen else None
+            self._track_samples = {
+                track: Samples.concatenate([samples for _, samples in reversed(chosen[track])])
+                for track in sorted(chosen)
+            }
             self._segments = segments
         return self.num_samples
 
-    def sample_batch(self, batch_size: int, rng: np.random.Generator) -> Samples:
-        """`batch_size` samples drawn uniformly (with replacement) from the window."""
-        if self._samples is None or len(self._samples) == 0:
+    @staticmethod
+    def _trim_oldest(parts: list[tuple[Path, Samples]], excess: int) -> None:
+        """Drop the earliest `excess` rows of the oldest of `parts` (newest first)."""
+        if excess > 0:
+            path, oldest = parts[-1]
+            parts[-1] = (path, oldest.take(slice(excess, len(oldest))))
+
+    def sample_batch(self, batch_size: int, rng: np.random.Generator) -> Samples | MixedBatch:
+        """`batch_size` samples drawn with replacement: uniformly from the window, or by the
+        tracks' shares (see the class docstring). A Samples while one track is held, else a
+        MixedBatch (one part per track drawn, sorted by track; labels: the tracks)."""
+        if not self._track_samples:
             raise ValueError(f"replay window over {str(self.directory)!r} is empty; refresh()")
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        return self._samples.take(rng.integers(0, len(self._samples), size=batch_size))
+        tracks = self.tracks
+        if len(tracks) == 1 and self.track_shares is None:
+            samples = self._track_samples[tracks[0]]
+            return samples.take(rng.integers(0, len(samples), size=batch_size))
+        sizes = np.array([len(self._track_samples[t]) for t in tracks])
+        if self.track_shares is None:
+            # Uniform over all samples held, as one window: rows fall to tracks by size.
+            draws = rng.integers(0, int(sizes.sum()), size=batch_size)
+            offsets = np.concatenate([[0], np.cumsum(sizes)])
+            which = np.searchsorted(offsets, draws, side="right") - 1
+            rows = [draws[which == k] - offsets[k] for k in range(len(tracks))]
+        else:
+            shares = np.array([self.track_shares[t] for t in tracks])
+            counts = rng.multinomial(batch_size, shares / shares.sum())
+            rows = [rng.integers(0, size, size=count) for size, count in zip(sizes, counts,
+                                                                            strict=True)]
+        parts = [(track, self._track_samples[track].take(index))
+                 for track, index in zip(tracks, rows, strict=True) if len(index)]
+        if len(tracks) == 1:
+            return parts[0][1]
+        return MixedBatch([part for _, part in parts], labels=[track for track, _ in parts])
 
     def batches(
         self, num_batches: int, batch_size: int, rng: np.random.Generator
-    ) -> Iterator[Samples]:
+    ) -> Iterator[Samples | MixedBatch]:
         """Yield `num_batches` minibatches from `sample_batch`."""
         for _ in range(num_batches):
             yield self.sample_batch(batch_size, rng)
+
+
+def _normalised_shares(shares: Mapping | None) -> dict[Track, float] | None:
+    """{Track: share / sum of shares}, or None; ValueError naming a bad track or share."""
+    if shares is None:
+        return None
+    if not isinstance(shares, Mapping) or not shares:
+        raise ValueError(f"track_shares must be a non-empty mapping of track to share, "
+                         f"got {shares!r}")
+    parsed: dict[Track, float] = {}
+    for key, share in shares.items():
+        track = Track.parse(key)
+        if track in parsed:
+            raise ValueError(f"track_shares names track {track} twice")
+        if isinstance(share, bool) or not isinstance(share, int | float | np.number) or not (
+                np.isfinite(share) and share > 0):
+            raise ValueError(f"track_shares[{track}] must be a number > 0, got {share!r}")
+        parsed[track] = float(share)
+    total = sum(parsed.values())
+    return {track: share / total for track, share in parsed.items()}

@@ -267,7 +267,8 @@ def metadata_for(net: torch.nn.Module, rules, *, network_config: dict[str, Any],
     )
     return ModelMetadata(
         tracks=(track,), network=dict(network_config), num_planes=int(net.num_planes),
-        num_globals=int(NUM_GLOBALS), grid_size=int(board.grid_size),
+        num_globals=int(getattr(net, "num_globals", NUM_GLOBALS)),
+        grid_size=int(board.grid_size),
         num_cells=int(board.num_cells), num_actions=int(board.num_actions),
         training_steps=None if training_steps is None else int(training_steps),
         source=str(source),

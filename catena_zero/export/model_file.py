@@ -181,8 +181,10 @@ class ModelFile:
     @torch.inference_mode()
     def run(self, planes: np.ndarray, globals_: np.ndarray) -> dict[str, np.ndarray]:
         """Evaluate observations: planes [B, P, H, W], globals [B, G] -> numpy outputs by name."""
-        # Observations may carry planes added after this model was trained: it reads its own.
+        # Observations may carry planes and globals added after this model was trained: it
+        # reads its own (both are append-only).
         planes = planes[:, : self.metadata.num_planes]
+        globals_ = globals_[:, : self.metadata.num_globals]
         outputs = self.network.forward_tuple(torch.as_tensor(planes, dtype=torch.float32),
                                              torch.as_tensor(globals_, dtype=torch.float32))
         return {name: value.numpy()
@@ -196,11 +198,11 @@ def _network_from(path: str | Path, metadata: ModelMetadata, weights: bytes) -> 
     from catena_zero.network import PolicyValueNet
     from catena_zero.rules import NUM_GLOBALS, NUM_PLANES
 
-    if metadata.num_planes > NUM_PLANES or metadata.num_globals != NUM_GLOBALS:
+    if metadata.num_planes > NUM_PLANES or metadata.num_globals > NUM_GLOBALS:
         raise ModelFileError(
             f"model file {path}: made for {metadata.num_planes} planes and "
             f"{metadata.num_globals} globals; this catena-zero observes {NUM_PLANES} planes "
-            f"(a model may read fewer) and {NUM_GLOBALS} globals")
+            f"and {NUM_GLOBALS} globals (a model may read fewer of either)")
     args = metadata.network_init_args()
     try:
         # The shapes first, on the meta device: a config describing a huge network costs

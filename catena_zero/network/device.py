@@ -159,9 +159,11 @@ class InferenceModel:
     """Evaluates a PolicyValueNet (or any module returning NetOutput): eval mode,
     inference_mode, numpy in and out.
 
-    `__call__(planes [B, P, H, W], globals [B, G]) -> NetOutput` of float32 numpy arrays
-    (`ownership_logit` is None). The wrapped net is moved to `device` and put in eval mode;
-    call `refresh()` after changing its weights elsewhere if it was moved off `device`.
+    `__call__(planes [B, P, H, W], globals [B, G], sides=None) -> NetOutput` of float32 numpy
+    arrays (`ownership_logit` is None), for any board side, or a padded batch of several
+    (`sides` int [B], outputs in grid layout: `NetOutput.take_side` reads each board's).
+    The wrapped net is moved to `device` and put in eval mode; call `refresh()` after
+    changing its weights elsewhere if it was moved off `device`.
     `precision` ("auto", "float32" or "bfloat16", see `inference_dtype`) chooses reduced
     precision: autocast on CUDA, a synchronised bfloat16 copy of the net on the CPU for
     calls of at least `REDUCED_PRECISION_MIN_BATCH` positions.
@@ -205,15 +207,27 @@ class InferenceModel:
         self._copy_key = key
         return self._copy
 
-    def __call__(self, planes, globals_) -> NetOutput:
-        if len(planes) == 0:
+    def _empty_output(self, planes, sides) -> NetOutput:
+        size = planes.shape[-1]
+        if sides is not None:
+            num_cells = size * size
+        elif hasattr(self.net, "num_cells_for"):
+            num_cells = self.net.num_cells_for(size)
+        else:
             num_cells = int(self.net.num_cells)
-            return NetOutput(
-                np.zeros((0, num_cells + 1), np.float32),
-                np.zeros((0, 3), np.float32),
-                np.zeros((0,), np.float32),
-                np.zeros((0, num_cells), np.float32),
-            )
+        return NetOutput(
+            np.zeros((0, num_cells + 1), np.float32),
+            np.zeros((0, 3), np.float32),
+            np.zeros((0,), np.float32),
+            np.zeros((0, num_cells), np.float32),
+            sides=None if sides is None else np.zeros(0, np.int64),
+        )
+
+    def __call__(self, planes, globals_, sides=None) -> NetOutput:
+        """planes [B, P, H, W], globals [B, G] -> float32 numpy NetOutput; with `sides` int
+        [B], a padded batch of several board sides in grid layout (see `PolicyValueNet`)."""
+        if len(planes) == 0:
+            return self._empty_output(planes, sides)
         if self.net.training:
             self.net.eval()
         reduced = self.use_copy and len(planes) >= REDUCED_PRECISION_MIN_BATCH
@@ -222,11 +236,16 @@ class InferenceModel:
         with torch.inference_mode():
             planes_tensor = _to_tensor(planes, self.device, self.memory_format, planes_dtype)
             globals_tensor = _to_tensor(globals_, self.device)
+            # Modules without padded batches (an exported program) are called as before.
+            arguments = ((planes_tensor, globals_tensor) if sides is None
+                         else (planes_tensor, globals_tensor, sides))
             if self.dtype is not None and not self.use_copy:
                 with torch.autocast(device_type=self.device.type, dtype=self.dtype):
-                    output = net(planes_tensor, globals_tensor)
+                    output = net(*arguments)
             else:
-                output = net(planes_tensor, globals_tensor)
+                output = net(*arguments)
             heads = (output.policy_logits, output.value_logits, output.score, output.ownership)
             arrays = [head.float().cpu().numpy() for head in heads]
+        if sides is not None:
+            return NetOutput(*arrays, sides=np.asarray(sides, dtype=np.int64).reshape(-1))
         return NetOutput(*arrays)

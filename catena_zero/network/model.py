@@ -1,4 +1,4 @@
-"""Policy-value network on the hexagon embedded in a (2n-1) x (2n-1) grid.
+"""Policy-value network on hexagonal boards of any side, each embedded in a square grid.
 
 KataGo-style pre-activation residual tower with global pooling bias blocks. Hex
 adjacency comes from 3x3 convolutions whose two non-neighbour corner taps are
@@ -7,6 +7,13 @@ inputs and every normalised activation are multiplied by the on-board mask, so
 each convolution and pooling sees zeros off the board and nothing off-board can
 leak into a result (the residual stream itself is not masked: it is only read
 through those masked activations).
+
+One net evaluates every board side 2..10 (its weights have no grid-dependent tensor), and
+mixes of sides in one batch, as KataGo trains one net on many board sizes: a padded batch
+places every position's (2n-1) x (2n-1) planes at the top-left of one G x G grid, masks each
+layer with each position's own board, divides its pooled means by its own cell count and
+keeps padding cells out of the batch-norm statistics (see `layout.py`). Board-size features
+reach the net through the global inputs (`catena_zero.rules.observe`).
 
 Normalisation: masked batch norm (statistics over on-board cells only) by
 default. It lets the tower train at a high learning rate from scratch without
@@ -17,20 +24,26 @@ identity) is there for tiny nets and for comparison.
 Example::
 
     import torch
-    from catena_zero.network import NetworkConfig, PolicyValueNet
+    from catena_zero.network import NetworkConfig, PolicyValueNet, pad_planes
     from catena_zero.rules import NUM_GLOBALS, NUM_PLANES, get_board
 
-    board = get_board(4)
-    net = PolicyValueNet(NUM_PLANES, NUM_GLOBALS, board.grid_size, board.cell_grid_index,
-                         NetworkConfig(blocks=4, channels=32))
+    net = PolicyValueNet(NUM_PLANES, NUM_GLOBALS, NetworkConfig(blocks=4, channels=32))
     out = net(torch.zeros(8, NUM_PLANES, 7, 7), torch.zeros(8, NUM_GLOBALS))
-    out.policy_logits.shape   # [8, 38]  (37 cells + button)
+    out.policy_logits.shape   # [8, 38]  (side 4: 37 cells + button)
     out.value                 # [8] win - loss probability, side to move's view
+
+    # A padded mixed batch: sides [B], planes at the top-left of a 19 x 19 grid.
+    out = net(pad_planes(planes, 19), globals_, sides=torch.tensor([4, 10, 6]))
+    out.policy_logits.shape   # [3, 362] grid layout (19 * 19 cells, then the button)
+    rows, side4 = out.take_side(4)   # side4.policy_logits [1, 38], side4.ownership [1, 37]
+
+    # A net built for one side (the older signature) is the same net with a home side:
+    board = get_board(4)
+    net = PolicyValueNet(NUM_PLANES, NUM_GLOBALS, board.grid_size, board.cell_grid_index, config)
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -38,214 +51,45 @@ import torch
 from torch import nn
 
 from catena_zero.network.config import NetworkConfig
+from catena_zero.network.layers import (
+    HexConv2d,
+    MaskedNormAct,
+    ResidualBlock,
+    dense,
+    hex_kernel_mask,
+    masked_global_pool,
+)
+from catena_zero.network.layout import (
+    MAX_SIDE,
+    MIN_SIDE,
+    HexLayouts,
+    num_cells_of_side,
+    side_of_grid,
+)
+from catena_zero.network.output import DRAW, LOSS, OFF_BOARD_LOGIT, WIN, NetOutput, wdl_to_value
 
-WIN, DRAW, LOSS = 0, 1, 2  # order of the value logits
-
-
-@dataclass
-class NetOutput:
-    """Network heads, batch first. Tensors from `forward`, numpy from the inference wrapper."""
-
-    policy_logits: Any  # [B, A] cells then the button (A = C + 1)
-    value_logits: Any  # [B, 3] win / draw / loss of the side to move
-    score: Any  # [B] expected final margin in points, side to move's view
-    ownership: Any  # [B, C] in [-1, 1]: +1 the side to move owns the cell at the end
-    ownership_logit: Any = None  # [B, C] pre-tanh ownership (for the loss); None from inference
-    score_belief_logits: Any = None  # [B, K] final-margin bins (for the loss); None if no head
-
-    @property
-    def value(self) -> Any:
-        """Expected outcome p(win) - p(loss) in [-1, 1]. # [B]"""
-        return wdl_to_value(self.value_logits)
-
-
-def wdl_to_value(value_logits: Any) -> Any:
-    """[B, 3] win/draw/loss logits -> [B] p(win) - p(loss), for torch tensors or numpy arrays."""
-    if isinstance(value_logits, torch.Tensor):
-        probabilities = torch.softmax(value_logits.float(), dim=-1)
-        return probabilities[..., WIN] - probabilities[..., LOSS]
-    logits = np.asarray(value_logits, dtype=np.float64)
-    logits = logits - logits.max(axis=-1, keepdims=True)
-    probabilities = np.exp(logits)
-    probabilities /= probabilities.sum(axis=-1, keepdims=True)
-    return (probabilities[..., WIN] - probabilities[..., LOSS]).astype(np.float32)
-
-
-def hex_kernel_mask(kernel_size: int) -> torch.Tensor:
-    """[k, k] float mask of the taps within hex distance k // 2, indexed [row offset, col offset].
-
-    In (col, row) the six neighbour offsets are (+-1, 0), (0, +-1), (+1, +1) and (-1, -1), so
-    the hex distance of (dc, dr) is max(|dc|, |dr|, |dc - dr|): taps (+1, -1) and (-1, +1)
-    of a 3x3 kernel are at distance 2 and get masked.
-    """
-    radius = kernel_size // 2
-    offsets = torch.arange(kernel_size) - radius
-    row_offset = offsets[:, None]
-    col_offset = offsets[None, :]
-    distance = torch.maximum(
-        torch.maximum(row_offset.abs(), col_offset.abs()), (col_offset - row_offset).abs()
-    )
-    return (distance <= radius).float()
-
-
-class HexConv2d(nn.Conv2d):
-    """Conv2d whose kernel is restricted to a hex neighbourhood (non-hex taps held at zero)."""
-
-    def __init__(
-        self, in_channels: int, out_channels: int, kernel_size: int = 3, bias: bool = True
-    ):
-        super().__init__(
-            in_channels, out_channels, kernel_size, padding=kernel_size // 2, bias=bias
-        )
-        self.register_buffer("tap_mask", hex_kernel_mask(kernel_size), persistent=False)
-        with torch.no_grad():
-            self.weight.mul_(self.tap_mask)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self._conv_forward(x, self.weight * self.tap_mask, self.bias)
-
-
-class MaskedNormAct(nn.Module):
-    """Batch norm with statistics over on-board cells, then ReLU, then the on-board mask.
-
-    With `enabled=False` it is a ReLU and mask only (the convs carry the biases).
-    """
-
-    def __init__(self, channels: int, enabled: bool, momentum: float = 0.01, eps: float = 1e-5):
-        super().__init__()
-        self.enabled = enabled
-        self.momentum = momentum
-        self.eps = eps
-        if enabled:
-            self.weight = nn.Parameter(torch.ones(channels))
-            self.bias = nn.Parameter(torch.zeros(channels))
-            self.register_buffer("running_mean", torch.zeros(channels))
-            self.register_buffer("running_var", torch.ones(channels))
-
-    def forward(self, x: torch.Tensor, mask: torch.Tensor, cell_count: int) -> torch.Tensor:
-        if not self.enabled:
-            return torch.relu(x) * mask
-        if self.training:
-            count = x.shape[0] * cell_count
-            # Masked sums as mat-vec products (no masked copy of x is materialised), in
-            # float32 even under autocast: E[x^2] - E[x]^2 would cancel badly in bfloat16.
-            with torch.autocast(device_type=x.device.type, enabled=False):
-                flat_mask = mask.reshape(-1).float()  # [H * W]
-                flat = x.float().flatten(2)  # [B, C, H * W]
-                mean = (flat @ flat_mask).sum(dim=0) / count
-                mean_square = (flat.square() @ flat_mask).sum(dim=0) / count
-                variance = (mean_square - mean.square()).clamp_min(0.0)
-            with torch.no_grad():
-                unbiased = variance * (count / max(count - 1, 1))
-                self.running_mean.lerp_(mean.detach().float(), self.momentum)
-                self.running_var.lerp_(unbiased.detach().float(), self.momentum)
-        elif torch.is_inference_mode_enabled():
-            # Self-play hot path: the cached affine with the mask folded in, one fused op,
-            # then ReLU in place (no autograd).
-            layout = (torch.channels_last if x.is_contiguous(memory_format=torch.channels_last)
-                      else torch.contiguous_format)
-            scale, shift = self._eval_affine(mask, x.dtype, layout)
-            return torch.addcmul(shift, x, scale).relu_()
-        else:
-            mean, variance = self.running_mean, self.running_var
-        scale = self.weight * torch.rsqrt(variance + self.eps)
-        shift = self.bias - mean * scale
-        return torch.relu(x * scale[None, :, None, None] + shift[None, :, None, None]) * mask
-
-    def __getstate__(self) -> dict:
-        # The cache holds inference tensors tied to this object's storage: never ship it.
-        state = self.__dict__.copy()
-        state.pop("_affine_cache", None)
-        return state
-
-    def _eval_affine(self, mask: torch.Tensor, dtype: torch.dtype,
-                     memory_format: torch.memory_format) -> tuple[torch.Tensor, torch.Tensor]:
-        """(scale, shift) [1, C, H, W] in `dtype` and `memory_format` from the running
-        statistics, cached, with the 0/1 on-board `mask` [1, 1, H, W] folded in:
-        relu(a x + b) m = relu(a m x + b m).
-
-        Computed in float32 and cast once. Only used under inference_mode (the cached tensors
-        are inference tensors). The cache is keyed on the tensors' version counters, so any
-        in-place change (an optimiser step, load_state_dict, .to()) recomputes it.
-        """
-        tensors = (self.weight, self.bias, self.running_mean, self.running_var)
-        # The mask is the owning net's constant board mask (a fresh cast of it per call in
-        # reduced precision), so its shape and device identify it.
-        key = (tuple((t._version, t.data_ptr(), t.device, t.dtype) for t in tensors),
-               tuple(mask.shape), mask.device, dtype, memory_format)
-        cached = getattr(self, "_affine_cache", None)
-        if cached is None or cached[0] != key:
-            with torch.no_grad():
-                scale = self.weight.float() * torch.rsqrt(self.running_var.float() + self.eps)
-                shift = self.bias.float() - self.running_mean.float() * scale
-                on_board = mask.float()
-                # In the activations' layout, so the fused op runs on one layout.
-                scale = (scale.view(1, -1, 1, 1) * on_board).to(dtype)
-                shift = (shift.view(1, -1, 1, 1) * on_board).to(dtype)
-            cached = (key, scale.contiguous(memory_format=memory_format),
-                      shift.contiguous(memory_format=memory_format))
-            self._affine_cache = cached
-        return cached[1], cached[2]
-
-
-def dense(layer: nn.Linear, x: torch.Tensor, out_dtype: torch.dtype | None = None
-          ) -> torch.Tensor:
-    """`layer(x)` in the layer's own dtype (a reduced-precision copy keeps its small linear
-    layers in float32, where they run faster than in bfloat16), cast to `out_dtype`."""
-    output = layer(x.to(layer.weight.dtype))
-    return output if out_dtype is None else output.to(out_dtype)
-
-
-def masked_global_pool(x: torch.Tensor, mask: torch.Tensor, cell_count: int) -> torch.Tensor:
-    """[B, C, H, W] (zero off-board, >= 0 after ReLU) -> [B, 2C]: on-board mean and max."""
-    mean = x.sum(dim=(2, 3)) / cell_count
-    # Inputs are post-ReLU (>= 0) and zero off-board, so off-board zeros never exceed the max.
-    maximum = x.amax(dim=(2, 3))
-    return torch.cat([mean, maximum], dim=1)
-
-
-class ResidualBlock(nn.Module):
-    """Pre-activation residual block; with `pool_channels` > 0 a global pooling bias block."""
-
-    def __init__(self, channels: int, pool_channels: int, normalise: bool):
-        super().__init__()
-        self.pool_channels = pool_channels
-        regular = channels - pool_channels
-        self.norm1 = MaskedNormAct(channels, normalise)
-        self.conv1 = HexConv2d(channels, channels, bias=not normalise)
-        if pool_channels:
-            self.pool_norm = MaskedNormAct(pool_channels, normalise)
-            self.pool_linear = nn.Linear(2 * pool_channels, regular, bias=False)
-        self.norm2 = MaskedNormAct(regular, normalise)
-        self.conv2 = HexConv2d(regular, channels, bias=not normalise)
-        if not normalise:
-            # Without normalisation each block starts as the identity, so depth cannot blow up.
-            with torch.no_grad():
-                self.conv2.weight.zero_()
-
-    def forward(self, x: torch.Tensor, mask: torch.Tensor, cell_count: int) -> torch.Tensor:
-        hidden = self.conv1(self.norm1(x, mask, cell_count))
-        if self.pool_channels:
-            split = hidden.shape[1] - self.pool_channels
-            regular, pooled = hidden[:, :split], hidden[:, split:]
-            pooled = masked_global_pool(self.pool_norm(pooled, mask, cell_count), mask, cell_count)
-            hidden = regular + dense(self.pool_linear, pooled, regular.dtype)[:, :, None, None]
-        hidden = self.conv2(self.norm2(hidden, mask, cell_count))
-        # Off-board values of the residual stream are never read: every conv input comes
-        # from a MaskedNormAct (which masks) and every pooling reads masked features.
-        if torch.is_inference_mode_enabled():
-            return x.add_(hidden)
-        return x + hidden
+# Re-exported: older code imports these from here.
+__all__ = [
+    "DRAW", "LOSS", "OFF_BOARD_LOGIT", "WIN", "HexConv2d", "MaskedNormAct", "NetOutput",
+    "PolicyValueNet", "ResidualBlock", "count_parameters", "dense", "hex_kernel_mask",
+    "masked_global_pool", "wdl_to_value",
+]
 
 
 class PolicyValueNet(nn.Module):
-    """Residual hex conv net; see the module docstring.
+    """Residual hex conv net for every board side; see the module docstring.
+
+    `PolicyValueNet(num_planes, num_globals, config)` builds a net for any side. The older
+    form `PolicyValueNet(num_planes, num_globals, grid_size, cell_grid_index, config)` builds
+    the same net with a home board: batches on that grid read its `cell_grid_index` exactly
+    as before, and its `init_args` (in checkpoints and model files) keep that form; it
+    evaluates other sides too.
 
     Args:
         num_planes: input planes P (the first P of the observation; later ones are ignored).
-        num_globals: global inputs G.
-        grid_size: H = W = 2n - 1.
-        cell_grid_index: int [C], cell i sits at flat grid position row * H + col.
+        num_globals: global inputs G (the first G of the observation; later ones are ignored).
+        grid_size: H = W = 2n - 1 of the home board, or None (the config may be given here).
+        cell_grid_index: int [C] of the home board, cell i at flat grid position row * H + col.
         config: NetworkConfig.
     """
 
@@ -253,40 +97,37 @@ class PolicyValueNet(nn.Module):
         self,
         num_planes: int,
         num_globals: int,
-        grid_size: int,
-        cell_grid_index: Any,
+        grid_size: int | NetworkConfig | None = None,
+        cell_grid_index: Any = None,
         config: NetworkConfig | None = None,
     ):
         super().__init__()
+        if isinstance(grid_size, NetworkConfig):
+            if config is not None or cell_grid_index is not None:
+                raise ValueError("PolicyValueNet(num_planes, num_globals, config) takes no "
+                                 "cell_grid_index and no second config")
+            grid_size, config = None, grid_size
         config = config if config is not None else NetworkConfig()
         config.validate()
-        cell_index = np.asarray(cell_grid_index, dtype=np.int64).reshape(-1)
-        if num_planes < 1 or num_globals < 0 or grid_size < 1:
+        if num_planes < 1 or num_globals < 0 or (grid_size is not None and grid_size < 1):
             raise ValueError(
                 f"bad network shape: num_planes={num_planes}, num_globals={num_globals},"
                 f" grid_size={grid_size}"
             )
-        if cell_index.size == 0 or cell_index.min() < 0 or cell_index.max() >= grid_size**2:
-            raise ValueError(f"cell_grid_index must lie in [0, {grid_size**2}), got {cell_index}")
-        if np.unique(cell_index).size != cell_index.size:
-            raise ValueError("cell_grid_index has repeated grid positions")
+        if (grid_size is None) != (cell_grid_index is None):
+            raise ValueError("a home board needs both grid_size and cell_grid_index "
+                             f"(got grid_size={grid_size!r})")
         self.config = config
         self.num_planes = num_planes
         self.num_globals = num_globals
-        self.grid_size = grid_size
-        self.num_cells = int(cell_index.size)
-        self.num_actions = self.num_cells + 1
+        self.grid_size = grid_size  # H of the home board; None for a net without one
+        self.num_cells = None  # C and A of the home board
+        self.num_actions = None
+        self.layouts = HexLayouts()
+        if grid_size is not None:
+            self._register_home_board(grid_size, cell_grid_index)
         normalise = config.normalisation == "batch"
         channels = config.channels
-
-        board_mask = torch.zeros(grid_size * grid_size)
-        board_mask[torch.from_numpy(cell_index)] = 1.0
-        self.register_buffer(
-            "cell_grid_index", torch.from_numpy(cell_index.copy()), persistent=False
-        )
-        self.register_buffer(
-            "board_mask", board_mask.view(1, 1, grid_size, grid_size), persistent=False
-        )
 
         self.stem = HexConv2d(num_planes, channels, config.stem_kernel, bias=False)
         self.global_linear = nn.Linear(num_globals, channels) if num_globals else None
@@ -320,51 +161,119 @@ class PolicyValueNet(nn.Module):
         self.score_belief_out = (nn.Linear(config.value_hidden, config.score_belief_bins)
                                  if config.score_belief_bins else None)
 
+    def _register_home_board(self, grid_size: int, cell_grid_index: Any) -> None:
+        cell_index = np.asarray(cell_grid_index, dtype=np.int64).reshape(-1)
+        if cell_index.size == 0 or cell_index.min() < 0 or cell_index.max() >= grid_size**2:
+            raise ValueError(f"cell_grid_index must lie in [0, {grid_size**2}), got {cell_index}")
+        if np.unique(cell_index).size != cell_index.size:
+            raise ValueError("cell_grid_index has repeated grid positions")
+        self.num_cells = int(cell_index.size)
+        self.num_actions = self.num_cells + 1
+        board_mask = torch.zeros(grid_size * grid_size)
+        board_mask[torch.from_numpy(cell_index)] = 1.0
+        self.register_buffer(
+            "cell_grid_index", torch.from_numpy(cell_index.copy()), persistent=False
+        )
+        self.register_buffer(
+            "board_mask", board_mask.view(1, 1, grid_size, grid_size), persistent=False
+        )
+
+    @property
+    def side(self) -> int | None:
+        """Side n of the home board (None for a net built without one)."""
+        return None if self.grid_size is None else side_of_grid(self.grid_size)
+
     @property
     def init_args(self) -> dict[str, Any]:
         """Plain-data constructor arguments: `PolicyValueNet.from_init_args(net.init_args)`."""
-        return {
-            "num_planes": self.num_planes,
-            "num_globals": self.num_globals,
-            "grid_size": self.grid_size,
-            "cell_grid_index": self.cell_grid_index.cpu().tolist(),
-            "config": self.config.to_dict(),
-        }
+        args: dict[str, Any] = {"num_planes": self.num_planes, "num_globals": self.num_globals}
+        if self.grid_size is not None:
+            args["grid_size"] = self.grid_size
+            args["cell_grid_index"] = self.cell_grid_index.cpu().tolist()
+        args["config"] = self.config.to_dict()
+        return args
 
     @classmethod
     def from_init_args(cls, args: dict[str, Any]) -> PolicyValueNet:
+        """Rebuild from `init_args`: those of a net with a home board (as every checkpoint and
+        model file written before the size-general net holds) or without one."""
         return cls(
             args["num_planes"],
             args["num_globals"],
-            args["grid_size"],
-            args["cell_grid_index"],
+            args.get("grid_size"),
+            args.get("cell_grid_index"),
             NetworkConfig.from_dict(dict(args["config"])),
         )
 
+    def num_cells_for(self, grid_size: int) -> int:
+        """C of the outputs of a one-side batch on an H x H grid."""
+        if grid_size == self.grid_size:
+            return int(self.num_cells)
+        side = side_of_grid(grid_size)
+        if side is None:
+            raise ValueError(f"no board side has a {grid_size}x{grid_size} grid")
+        return num_cells_of_side(side)
+
     def _check_inputs(self, planes: torch.Tensor, globals_: torch.Tensor) -> None:
-        size = self.grid_size
         if (planes.dim() != 4 or planes.shape[1] < self.num_planes
-                or tuple(planes.shape[2:]) != (size, size)):
-            raise ValueError(f"planes must be [B, P >= {self.num_planes}, {size}, {size}], "
+                or planes.shape[2] != planes.shape[3]):
+            raise ValueError(f"planes must be [B, P >= {self.num_planes}, H, H], "
                              f"got {tuple(planes.shape)}")
-        if globals_.dim() != 2 or globals_.shape != (planes.shape[0], self.num_globals):
+        if (globals_.dim() != 2 or globals_.shape[0] != planes.shape[0]
+                or globals_.shape[1] < self.num_globals):
             raise ValueError(
-                f"globals must be [{planes.shape[0]}, {self.num_globals}],"
+                f"globals must be [{planes.shape[0]}, G >= {self.num_globals}],"
                 f" got {tuple(globals_.shape)}"
             )
 
+    def _one_board(self, size: int) -> tuple[torch.Tensor, int, torch.Tensor]:
+        """(mask [1, 1, H, H], cell count, cell index [C]) of the board filling an H-grid."""
+        if size == self.grid_size:
+            return self.board_mask, self.num_cells, self.cell_grid_index
+        side = side_of_grid(size)
+        if side is None:
+            sizes = ", ".join(str(2 * n - 1) for n in range(MIN_SIDE, MAX_SIDE + 1))
+            raise ValueError(f"planes must be [B, P >= {self.num_planes}, H, H] with H = 2n - 1"
+                             f" of a board side n (H in {sizes}), got a {size}x{size} grid")
+        index = self.layouts.cell_index(side)
+        return self.layouts.mask(side), int(index.shape[0]), index
+
+    def _padded_boards(self, sides: Any, size: int) -> tuple[torch.Tensor, torch.Tensor,
+                                                               torch.Tensor]:
+        """(sides int64 [B] on the CPU, masks [B, 1, G, G], cell counts [B, 1]) of a padded
+        batch on a G-grid."""
+        sides = torch.as_tensor(sides).to("cpu", torch.int64).reshape(-1)
+        if sides.numel():
+            low, high = int(sides.min()), int(sides.max())
+            if low < MIN_SIDE or high > MAX_SIDE or 2 * high - 1 > size:
+                raise ValueError(f"sides must lie in {MIN_SIDE}..{MAX_SIDE} and fit the "
+                                 f"{size}x{size} grid (2n - 1 <= {size}), got {low}..{high}")
+        masks, counts = self.layouts.padded(sides, size)
+        return sides, masks, counts
+
     def forward_tuple(
-        self, planes: torch.Tensor, globals_: torch.Tensor
+        self, planes: torch.Tensor, globals_: torch.Tensor, sides: Any = None
     ) -> tuple[torch.Tensor, ...]:
         """(policy_logits [B, A], value_logits [B, 3], score [B], ownership [B, C],
         ownership_logit [B, C], score_belief_logits [B, K] or None) from planes [B, P, H, W]
-        and globals [B, G]."""
+        and globals [B, G]: one board side (the one whose grid H is) when `sides` is None,
+        else a padded batch of the boards `sides` [B] in grid layout (C = H * W, see
+        NetOutput)."""
         self._check_inputs(planes, globals_)
-        # Input planes are append-only: a net trained on an older, shorter observation reads
-        # its first num_planes planes and ignores the ones added since.
+        if sides is not None and len(sides) != planes.shape[0]:
+            raise ValueError(f"sides must give one side per position: {len(sides)} for "
+                             f"{planes.shape[0]} positions")
+        # Inputs are append-only: a net trained on an older, shorter observation reads its
+        # first num_planes planes and num_globals globals and ignores the ones added since.
         planes = planes[:, : self.num_planes]
-        mask = self.board_mask.to(planes.dtype)
-        cells = self.num_cells
+        globals_ = globals_[:, : self.num_globals]
+        size = planes.shape[2]
+        if sides is None:
+            board_mask, cells, cell_index = self._one_board(size)
+        else:
+            _, board_mask, cells = self._padded_boards(sides, size)
+            cell_index = None
+        mask = board_mask.to(planes.dtype)
         batch = planes.shape[0]
 
         x = self.stem(planes * mask)
@@ -380,25 +289,41 @@ class PolicyValueNet(nn.Module):
         policy = policy + dense(self.policy_pool_linear, policy_pooled, policy.dtype)[
             :, :, None, None]
         policy = self.policy_out(self.policy_norm(policy, mask, cells))
-        cell_logits = policy.reshape(batch, -1)[:, self.cell_grid_index]
         button_logit = dense(self.button_linear, policy_pooled)
-        policy_logits = torch.cat([cell_logits.to(button_logit.dtype), button_logit], dim=1)
-
         value_features = self.value_norm(self.value_conv(x), mask, cells)
         hidden = torch.relu(dense(self.value_hidden,
                                   masked_global_pool(value_features, mask, cells)))
         value_logits = self.value_out(hidden)
         score = self.score_out(hidden).squeeze(1) * self.config.score_scale
         ownership_logit = self.ownership_out(value_features).reshape(batch, -1)
-        ownership_logit = ownership_logit[:, self.cell_grid_index]
+        if cell_index is not None:
+            cell_logits = policy.reshape(batch, -1)[:, cell_index]
+            ownership_logit = ownership_logit[:, cell_index]
+        else:
+            # Grid layout: every grid position, padding held at fixed values.
+            on_board = board_mask.reshape(batch, -1) > 0
+            cell_logits = policy.reshape(batch, -1).float().masked_fill(~on_board,
+                                                                        OFF_BOARD_LOGIT)
+            ownership_logit = ownership_logit.masked_fill(~on_board, 0.0)
+        policy_logits = torch.cat([cell_logits.to(button_logit.dtype), button_logit], dim=1)
         score_belief_logits = (None if self.score_belief_out is None
                                else self.score_belief_out(hidden))
         return (policy_logits, value_logits, score, torch.tanh(ownership_logit), ownership_logit,
                 score_belief_logits)
 
-    def forward(self, planes: torch.Tensor, globals_: torch.Tensor) -> NetOutput:
-        """planes [B, P, H, W] float, globals [B, G] float -> NetOutput (see its fields)."""
-        return NetOutput(*self.forward_tuple(planes, globals_))
+    def forward(self, planes: torch.Tensor, globals_: torch.Tensor,
+                sides: Any = None) -> NetOutput:
+        """planes [B, P, H, W] float, globals [B, G] float -> NetOutput (see its fields).
+
+        `sides` None: every position is of the board side whose grid is H x H (the home board
+        of a net built for one, read through its own cell index); outputs [B, A_n], [B, C_n].
+        `sides` int [B]: a padded batch, position b's board (side sides[b]) at the top-left of
+        the H x H grid; outputs in grid layout with `NetOutput.sides` set.
+        """
+        output = NetOutput(*self.forward_tuple(planes, globals_, sides))
+        if sides is not None:
+            output.sides = torch.as_tensor(sides).to("cpu", torch.int64).reshape(-1)
+        return output
 
     def as_tuple_module(self) -> nn.Module:
         """A module whose forward returns the first four outputs as a tuple (for tracing/export)."""

@@ -16,8 +16,13 @@ from catena_zero.rules.variants import GameType, Scoring
 NUM_PLANES = 11
 BASIC_PLANES = 6  # the planes of observation version 1 (models trained before the ribbon planes)
 # Globals: komi (scaled, signed for the side to move), button available / mine / theirs,
-# stones left in the turn (0.5 or 1), game type one-hot (3), scoring one-hot (3).
-NUM_GLOBALS = 11
+# stones left in the turn (0.5 or 1), game type one-hot (3), scoring one-hot (3); then the
+# board size, so that one net for every side knows which it plays: (side - 2) / 8 and
+# cells / 271, both 0..1 over sides 2..10. Append-only like the planes: a net built for the
+# first G globals reads globals[:, :G].
+NUM_GLOBALS = 13
+BASIC_GLOBALS = 11  # the globals of observation version 1 (models trained before board size)
+LARGEST_BOARD_CELLS = 271  # side 10
 
 _GAME_TYPES = (GameType.KOMI, GameType.NOKOMI, GameType.DOUBLE)
 _SCORINGS = (Scoring.STANDARD, Scoring.LONGEST, Scoring.QUADRATIC)
@@ -55,7 +60,31 @@ def observe(engine, state: GameState) -> tuple[np.ndarray, np.ndarray]:
     features[:, 4] = state.stones_left / 2.0
     features[:, 5 + _GAME_TYPES.index(rules.game_type)] = 1.0
     features[:, 8 + _SCORINGS.index(rules.scoring)] = 1.0
+    features[:, BASIC_GLOBALS:] = board_size_globals(board.side)
     return planes, features
+
+
+def board_size_globals(side: int) -> np.ndarray:
+    """float32 [NUM_GLOBALS - BASIC_GLOBALS]: the board-size globals of a side-n board."""
+    cells = 3 * side * (side - 1) + 1
+    return np.array([(side - 2) / 8.0, cells / LARGEST_BOARD_CELLS], dtype=np.float32)
+
+
+def complete_globals(globals_: np.ndarray, side: int) -> np.ndarray:
+    """Globals [N, G] of an older observation (BASIC_GLOBALS <= G <= NUM_GLOBALS) -> today's
+    [N, NUM_GLOBALS]: the missing ones are all board-size globals, functions of the side.
+
+    Lets samples written before the board-size globals train a net that reads them."""
+    globals_ = np.asarray(globals_, dtype=np.float32)
+    held = globals_.shape[1] if globals_.ndim == 2 else -1
+    if not BASIC_GLOBALS <= held <= NUM_GLOBALS:
+        raise ValueError(f"globals must be [N, G] with {BASIC_GLOBALS} <= G <= {NUM_GLOBALS} "
+                         f"to be completed, got shape {globals_.shape}")
+    if held == NUM_GLOBALS:
+        return globals_
+    missing = np.broadcast_to(board_size_globals(side)[held - BASIC_GLOBALS:],
+                              (len(globals_), NUM_GLOBALS - held))
+    return np.concatenate([globals_, missing], axis=1)
 
 
 def _ribbon_planes(state: GameState, me: np.ndarray, out: np.ndarray) -> None:

@@ -31,6 +31,8 @@ class TargetBatch:
     ownership: torch.Tensor  # float [B, C] in {-1, 0, 1}
     legal: torch.Tensor  # bool [B, A]
     weight: torch.Tensor  # float [B]
+    cells: torch.Tensor | None = None  # bool [B, C] each sample's own cells in a padded batch
+    #   (grid layout, C = G * G); None when every column is a cell of every sample
 
 
 @dataclass
@@ -77,17 +79,23 @@ def score_loss(
     return F.huber_loss(score.float() / scale, target / scale, reduction="none", delta=delta)
 
 
-def ownership_loss(ownership_logit: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+def ownership_loss(ownership_logit: torch.Tensor, target: torch.Tensor,
+                   cells: torch.Tensor | None = None) -> torch.Tensor:
     """Mean over cells [B] of the binary cross-entropy of ownership = tanh(logit) vs target.
 
     tanh(z) = 2 sigmoid(2z) - 1, so p(own) = sigmoid(2z) against (1 + target) / 2; an empty
-    cell (target 0) asks for 0.5. Off-board cells are not in the [B, C] gather at all.
+    cell (target 0) asks for 0.5. Off-board cells are not in a one-board [B, C] gather at all;
+    in a padded batch `cells` bool [B, C] marks each sample's own, and the mean is over
+    those, so a small board's cells weigh as much as on its own.
     """
     probability_target = (target + 1) * 0.5
     cross_entropy = F.binary_cross_entropy_with_logits(
         2 * ownership_logit.float(), probability_target, reduction="none"
     )
-    return cross_entropy.mean(dim=1)
+    if cells is None:
+        return cross_entropy.mean(dim=1)
+    on_board = cells.to(cross_entropy.dtype)
+    return (cross_entropy * on_board).sum(dim=1) / on_board.sum(dim=1).clamp_min(1.0)
 
 
 def two_hot(margin: torch.Tensor, centres: torch.Tensor) -> torch.Tensor:
@@ -116,6 +124,11 @@ def compute_losses(output: NetOutput, targets: TargetBatch, weights: LossWeights
                    score_belief_centres: torch.Tensor | None = None) -> Losses:
     """All losses, weighted by the sample weights and combined with `weights`.
 
+    A padded batch of several boards (grid layout, `targets.cells` set) gives each sample
+    the loss it has on its own board: the policy softmax runs over its legal actions only and
+    the ownership mean over its own cells, so the batch loss is the sample-weighted mean of
+    the per-board losses.
+
     `score_belief_centres` [K]: the margin at each score-belief bin; needed (with the head's
     `NetOutput.score_belief_logits`) when `weights.score_belief` > 0.
     """
@@ -130,7 +143,7 @@ def compute_losses(output: NetOutput, targets: TargetBatch, weights: LossWeights
         targets.weight,
     )
     ownership = _weighted_mean(
-        ownership_loss(output.ownership_logit, targets.ownership), targets.weight
+        ownership_loss(output.ownership_logit, targets.ownership, targets.cells), targets.weight
     )
     total = (
         weights.policy * policy

@@ -5,7 +5,7 @@ Example::
     from catena_zero.train import Trainer, TrainConfig
     trainer = Trainer(net, TrainConfig(batch_size=256), device="auto")
     window.refresh()
-    metrics = trainer.train_steps(window.batches(100, 256, rng))
+    metrics = trainer.train_steps(window.batches(100, 256, rng))   # Samples or MixedBatch
     metrics.as_dict()    # {"loss/total": ..., "loss/policy": ..., "lr": ..., "samples_per_s": ...}
     trainer.step         # optimiser steps taken so far (drives the lr schedule)
 """
@@ -21,7 +21,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from catena_zero.data.samples import Samples
+from catena_zero.data.padding import PaddedSamples, pad_samples
+from catena_zero.data.samples import MixedBatch, Samples
 from catena_zero.network.device import resolve_device
 from catena_zero.train.config import TrainConfig, learning_rate_at, require_score_belief_head
 from catena_zero.train.losses import LossWeights, TargetBatch, compute_losses
@@ -139,35 +140,56 @@ class Trainer:
             else:
                 averaged[name].copy_(value)
 
-    def _to_device(self, samples: Samples) -> tuple[torch.Tensor, torch.Tensor, TargetBatch]:
+    def _to_device(self, batch: Samples | MixedBatch | PaddedSamples
+                   ) -> tuple[torch.Tensor, torch.Tensor, TargetBatch, torch.Tensor | None]:
+        """(planes, globals, targets, sides or None) on the training device."""
         def tensor(array, dtype=torch.float32):
             return torch.from_numpy(array).to(self.device, non_blocking=True).to(dtype)
 
+        if isinstance(batch, MixedBatch):
+            batch = pad_samples(batch)
+        sides = cells = None
+        if isinstance(batch, PaddedSamples):
+            sides = torch.from_numpy(batch.sides)
+            cells = tensor(batch.cell_mask(), torch.bool)
+            batch = batch.samples
         targets = TargetBatch(
-            policy=tensor(samples.policy_target),
-            value=tensor(samples.value_target),
-            score=tensor(samples.score_target),
-            ownership=tensor(samples.ownership_target),
-            legal=tensor(samples.legal_mask, torch.bool),
-            weight=tensor(samples.weight),
+            policy=tensor(batch.policy_target),
+            value=tensor(batch.value_target),
+            score=tensor(batch.score_target),
+            ownership=tensor(batch.ownership_target),
+            legal=tensor(batch.legal_mask, torch.bool),
+            weight=tensor(batch.weight),
+            cells=cells,
         )
-        return tensor(samples.planes), tensor(samples.globals), targets
+        return tensor(batch.planes), tensor(batch.globals), targets, sides
 
-    def train_step(self, batch: Samples) -> dict[str, torch.Tensor]:
-        """One optimiser step on `batch`; returns the detached losses and gradient norm."""
+    def losses(self, batch: Samples | MixedBatch | PaddedSamples):
+        """The `Losses` of the net on `batch` in its current train/eval mode (with autograd;
+        no optimiser step). A MixedBatch of several boards is padded into one grid."""
+        planes, globals_, targets, sides = self._to_device(batch)
+        if self.autocast_dtype is not None:
+            with torch.autocast(device_type=self.device.type, dtype=self.autocast_dtype):
+                output = self._forward(planes, globals_, sides)
+        else:
+            output = self._forward(planes, globals_, sides)
+        return compute_losses(output, targets, self.loss_weights, self.score_belief_centres)
+
+    def _forward(self, planes: torch.Tensor, globals_: torch.Tensor, sides):
+        # Nets without padded batches (any module returning NetOutput) are called as before.
+        return (self.net(planes, globals_) if sides is None
+                else self.net(planes, globals_, sides=sides))
+
+    def train_step(self, batch: Samples | MixedBatch | PaddedSamples) -> dict[str, torch.Tensor]:
+        """One optimiser step on `batch` (one board's Samples, or samples of several boards:
+        a MixedBatch or PaddedSamples); returns the detached losses and gradient norm."""
         if len(batch) == 0:
             raise ValueError("train_step got an empty batch")
-        planes, globals_, targets = self._to_device(batch)
         learning_rate = learning_rate_at(self.step, self.config)
         for group in self.optimizer.param_groups:
             group["lr"] = learning_rate
         self.optimizer.zero_grad(set_to_none=True)
-        if self.autocast_dtype is not None:
-            with torch.autocast(device_type=self.device.type, dtype=self.autocast_dtype):
-                output = self.net(planes, globals_)
-        else:
-            output = self.net(planes, globals_)
-        losses = compute_losses(output, targets, self.loss_weights, self.score_belief_centres)
+        losses = self.losses(batch)
         if not torch.isfinite(losses.total):
             raise FloatingPointError(
                 f"non-finite training loss {losses.total.item()} at step {self.step}"
@@ -191,7 +213,8 @@ class Trainer:
             "grad_norm": grad_norm.detach(),
         }
 
-    def train_steps(self, batches: Iterable[Samples]) -> TrainMetrics:
+    def train_steps(self, batches: Iterable[Samples | MixedBatch | PaddedSamples]
+                    ) -> TrainMetrics:
         """One optimiser step per batch; returns mean metrics over them."""
         was_training = self.net.training
         self.net.train()

@@ -10,16 +10,19 @@ import numpy as np
 import pytest
 
 from catena_zero.data import (
+    MixedBatch,
     ReplayWindow,
     Samples,
     ShardError,
     ShardMeta,
+    Track,
     list_shards,
     read_shard,
     shard_filename,
     write_shard,
 )
 from catena_zero.data import shards as shards_module
+from catena_zero.rules.observe import BASIC_GLOBALS, NUM_GLOBALS, board_size_globals
 from tests.data.test_data_samples import random_samples
 
 
@@ -286,3 +289,103 @@ def test_shards_written_before_the_seal_still_read(tmp_path) -> None:
     path.write_bytes(bytes(damaged))
     with pytest.raises(ShardError):
         read_shard(path)
+
+
+def write_track(directory, sequence: int, side: int, count: int, game_type: str = "komi",
+                seed: int = 0) -> Samples:
+    samples = random_samples(side, count, seed=seed)
+    write_shard(directory / shard_filename(sequence), samples,
+                meta(side=side, game_type=game_type))
+    return samples.trained_only()
+
+
+def test_replay_window_draws_tracks_at_their_shares(tmp_path, monkeypatch) -> None:
+    three, four = Track(3, "komi", "standard"), Track(4, "nokomi", "standard")
+    kept = {three: [], four: []}
+    for sequence in range(8):
+        track = three if sequence % 2 else four
+        kept[track].append(write_track(tmp_path, sequence, track.side, 30, track.game_type,
+                                       seed=sequence))
+    write_track(tmp_path, 8, 5, 30, seed=8)  # a track this window does not train on
+    window = ReplayWindow(tmp_path, window_samples=80,
+                          track_shares={"3/komi/standard": 1, (4, "nokomi", "standard"): 3})
+    assert window.track_shares == {three: 0.25, four: 0.75}
+    assert window.refresh() == 20 + 60 and window.tracks == [three, four]
+    newest = {track: Samples.concatenate(parts) for track, parts in kept.items()}
+    for track, quota in ((three, 20), (four, 60)):
+        held = window.track_samples[track]
+        assert held.equals(newest[track].take(slice(len(newest[track]) - quota, None)))
+    assert not window.bad_shards
+    with pytest.raises(ValueError, match="holds 2 tracks"):
+        _ = window.samples
+    rng = np.random.default_rng(11)
+    side3_rows = total = 0
+    for batch in window.batches(200, 64, rng):
+        assert isinstance(batch, MixedBatch) and len(batch) == 64
+        assert batch.labels == sorted(batch.labels) and batch.sides == [t.side for t in
+                                                                        batch.labels]
+        side3_rows += sum(len(p) for p, t in zip(batch.parts, batch.labels, strict=True)
+                          if t == three)
+        total += len(batch)
+    # 12800 draws at p = 0.25: the standard error is 0.004.
+    assert abs(side3_rows / total - 0.25) < 0.015
+    reads = []
+    real_read = shards_module.read_shard
+    monkeypatch.setattr(shards_module, "read_shard",
+                        lambda path: reads.append(path) or real_read(path))
+    window.refresh()
+    assert reads == []  # neither the other track's shard nor shards of full tracks are read
+
+
+def test_replay_window_without_shares_mixes_tracks_uniformly(tmp_path) -> None:
+    first = write_track(tmp_path, 0, 3, 40, seed=1)
+    second = write_track(tmp_path, 1, 6, 40, seed=2)
+    window = ReplayWindow(tmp_path, window_samples=len(second) + 10)
+    assert window.refresh() == len(second) + 10
+    held = window.track_samples
+    assert held[Track(3, "komi", "standard")].equals(first.take(slice(len(first) - 10, None)))
+    assert held[Track(6, "komi", "standard")].equals(second)
+    batch = window.sample_batch(4000, np.random.default_rng(0))
+    assert isinstance(batch, MixedBatch) and batch.sides == [3, 6]
+    assert abs(len(batch.parts[0]) / 4000 - 10 / window.num_samples) < 0.03
+
+
+def test_replay_window_completes_and_trims_globals(tmp_path) -> None:
+    """Shards of observation version 1 (eleven globals) share a window with today's."""
+    old = random_samples(4, 12, seed=1)
+    old = old.replace(globals=np.random.default_rng(1).random((12, BASIC_GLOBALS),
+                                                              dtype=np.float32))
+    new = random_samples(4, 12, seed=2)
+    new = new.replace(globals=np.random.default_rng(2).random((12, NUM_GLOBALS),
+                                                              dtype=np.float32))
+    write_shard(tmp_path / shard_filename(0), old, meta(side=4))
+    write_shard(tmp_path / shard_filename(1), new, meta(side=4))
+    window = ReplayWindow(tmp_path, window_samples=100, on_bad_shard="raise")
+    window.refresh()
+    globals_ = window.samples.globals
+    old_rows = len(old.trained_only())
+    assert globals_.shape[1] == NUM_GLOBALS
+    np.testing.assert_array_equal(globals_[:old_rows, BASIC_GLOBALS:],
+                                  np.tile(board_size_globals(4), (old_rows, 1)))
+    np.testing.assert_array_equal(globals_[old_rows:], new.trained_only().globals)
+    narrow = ReplayWindow(tmp_path, window_samples=100, num_globals=BASIC_GLOBALS)
+    narrow.refresh()
+    np.testing.assert_array_equal(narrow.samples.globals, globals_[:, :BASIC_GLOBALS])
+    too_wide = ReplayWindow(tmp_path, window_samples=100, num_globals=NUM_GLOBALS + 1,
+                            on_bad_shard="raise")
+    with pytest.raises(ShardError, match="holds 13 globals; the network reads 14"):
+        too_wide.refresh()
+
+
+def test_replay_window_refuses_bad_tracks_and_shares(tmp_path) -> None:
+    write_shard(tmp_path / shard_filename(0), random_samples(3, 5), meta(side=4))
+    window = ReplayWindow(tmp_path, window_samples=10, on_bad_shard="raise")
+    with pytest.raises(ShardError, match="says side 4 but holds planes on a 5x5 grid"):
+        window.refresh()
+    for shares, message in (({}, "non-empty"), ({"4/komi": 1}, "side/game_type/scoring"),
+                            ({(4, "komi", "standard"): 0}, "must be a number > 0"),
+                            ({"4/komi/standard": 1, (4, "komi", "standard"): 1}, "twice"),
+                            ({4: 1}, "a track is")):
+        with pytest.raises(ValueError, match=message):
+            ReplayWindow(tmp_path, window_samples=10, track_shares=shares)
+    assert str(Track.parse(" 5/double/longest")) == "5/double/longest"

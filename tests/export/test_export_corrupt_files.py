@@ -21,6 +21,7 @@ from catena_zero.export.model_file import (
     ModelFileError,
     load_model_file,
 )
+from catena_zero.rules import NUM_GLOBALS
 from tests.export.archives import rewrite_archive, rewrite_metadata
 from tests.export.format1 import format1_model_file
 from tests.export.tiny_model import tiny_model_file
@@ -107,7 +108,7 @@ def test_every_flip_of_structure_is_refused_or_harmless(tmp_path: Path) -> None:
     offsets += list(range(*spans[METADATA_MEMBER], 7)) + list(range(*spans[WEIGHTS_MEMBER], 97))
     rng = np.random.default_rng(0)
     planes = rng.random((2, 11, 5, 5), dtype=np.float32)
-    globals_ = rng.random((2, 11), dtype=np.float32)
+    globals_ = rng.random((2, NUM_GLOBALS), dtype=np.float32)
     expected = load_model_file(good).run(planes, globals_)
     damaged = tmp_path / "flipped.pt"
     harmless = []

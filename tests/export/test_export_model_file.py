@@ -26,7 +26,7 @@ from catena_zero.export.model_file import (
     read_metadata,
     save_model_file,
 )
-from catena_zero.rules import Engine, Rules, observe
+from catena_zero.rules import NUM_GLOBALS, Engine, Rules, observe
 from tests.export.archives import rewrite_archive, rewrite_metadata
 from tests.export.tiny_model import tiny_model_file, tiny_network
 
@@ -82,7 +82,7 @@ def test_loading_never_calls_torch_export_load(model_path: Path, monkeypatch) ->
     monkeypatch.setattr(torch.export, "load", record)
     model = load_model_file(model_path)
     assert model.run(np.zeros((1, 11, 5, 5), np.float32),
-                     np.zeros((1, 11), np.float32))["policy_logits"].shape == (1, 20)
+                     np.zeros((1, NUM_GLOBALS), np.float32))["policy_logits"].shape == (1, 20)
     assert calls == []
     with pytest.raises(ModelFileError, match="its program could not be loaded"):
         load_model_file(model_path, trust_program=True)

@@ -23,6 +23,7 @@ from catena_zero.export.model_file import (
     read_metadata,
 )
 from catena_zero.play.bundled import ModelLibrary
+from catena_zero.rules import NUM_GLOBALS
 from tests.export.archives import rewrite_archive
 from tests.export.format1 import format1_model_file
 from tests.export.tiny_model import tiny_model_file
@@ -72,7 +73,7 @@ def _outcome(path: Path, marker: Path) -> str:
     """'refused' or 'loaded' (a load must work); the payload must not have run."""
     try:
         model = load_model_file(path)
-        model.run(np.zeros((1, 11, 5, 5), np.float32), np.zeros((1, 11), np.float32))
+        model.run(np.zeros((1, 11, 5, 5), np.float32), np.zeros((1, NUM_GLOBALS), np.float32))
         ModelLibrary(path).describe(model.metadata.side)
         outcome = "loaded"
     except ModelFileError as error:

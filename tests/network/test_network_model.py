@@ -229,12 +229,16 @@ def test_resolve_device() -> None:
 
 def test_bad_inputs_and_configs_are_refused() -> None:
     net = make_net(3)
+    # A net reads every board side (7 x 7 is side 4), not a grid of no board side.
     with pytest.raises(ValueError, match="planes must be"):
-        net(torch.zeros(1, NUM_PLANES, 7, 7), torch.zeros(1, NUM_GLOBALS))
+        net(torch.zeros(1, NUM_PLANES, 6, 6), torch.zeros(1, NUM_GLOBALS))
     with pytest.raises(ValueError, match="planes must be"):
         net(torch.zeros(1, NUM_PLANES - 1, 5, 5), torch.zeros(1, NUM_GLOBALS))
+    # Globals are append-only like planes: more are read as the first G, fewer are refused.
     with pytest.raises(ValueError, match="globals must be"):
-        net(torch.zeros(1, NUM_PLANES, 5, 5), torch.zeros(1, NUM_GLOBALS + 1))
+        net(torch.zeros(1, NUM_PLANES, 5, 5), torch.zeros(1, NUM_GLOBALS - 1))
+    with pytest.raises(ValueError, match="globals must be"):
+        net(torch.zeros(1, NUM_PLANES, 5, 5), torch.zeros(2, NUM_GLOBALS))
     with pytest.raises(ValueError, match="blocks"):
         NetworkConfig(blocks=0)
     with pytest.raises(ValueError, match="normalisation"):

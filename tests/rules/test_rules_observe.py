@@ -7,8 +7,17 @@ import random
 import numpy as np
 import pytest
 
-from catena_zero.rules import BLACK, EMPTY, NO_ACTION, NUM_PLANES, Engine, Rules, observe
-from catena_zero.rules.observe import BASIC_PLANES
+from catena_zero.rules import (
+    BLACK,
+    EMPTY,
+    NO_ACTION,
+    NUM_GLOBALS,
+    NUM_PLANES,
+    Engine,
+    Rules,
+    observe,
+)
+from catena_zero.rules.observe import BASIC_GLOBALS, BASIC_PLANES, complete_globals
 from tests.rules.reference_engine import RefGame
 from tests.rules.rules_crosscheck_support import choose_action
 
@@ -73,3 +82,21 @@ def test_old_planes_come_first_and_are_unchanged() -> None:
     assert flat[:BASIC_PLANES, d4].tolist() == [0, 1, 0, 0, 1, 1]
     assert flat[BASIC_PLANES:, d4].tolist() == [0, 1, 0, 0, 0]
     assert state.stones[0, engine.board.parse_cell("D4")] == BLACK != EMPTY
+
+
+@pytest.mark.parametrize("side", range(2, 11))
+def test_board_size_globals_come_after_the_old_ones(side: int) -> None:
+    engine = Engine(Rules(side, "double", "longest"))
+    state = engine.new_games(3, komi=0)
+    engine.step(state, engine.random_actions(state, np.random.default_rng(side)))
+    _, features = observe(engine, state)
+    assert features.shape == (3, NUM_GLOBALS) and NUM_GLOBALS == BASIC_GLOBALS + 2
+    cells = engine.board.num_cells
+    np.testing.assert_allclose(features[:, BASIC_GLOBALS:],
+                               [[(side - 2) / 8, cells / 271]] * 3, rtol=1e-6)
+    assert features[0, 5 + 2] == 1 and features[0, 8 + 1] == 1  # double, longest: unchanged
+    # Globals written before the board-size ones are completed to today's observation.
+    for held in range(BASIC_GLOBALS, NUM_GLOBALS + 1):
+        np.testing.assert_array_equal(complete_globals(features[:, :held], side), features)
+    with pytest.raises(ValueError, match="to be completed"):
+        complete_globals(features[:, :BASIC_GLOBALS - 1], side)

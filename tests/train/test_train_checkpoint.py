@@ -298,3 +298,30 @@ def test_saves_are_atomic_and_old_ones_pruned(tmp_path, monkeypatch) -> None:
         save_checkpoint(keep_all, trainer, Counters(iteration=iteration), config={},
                         rules=RULES, keep=0)
     assert len(list_checkpoints(keep_all)) == 4
+
+
+def test_a_general_net_round_trips_and_old_weights_fit_it(tmp_path) -> None:
+    """A net without a home board is saved and rebuilt as one; a single-side checkpoint's
+    weights load unchanged into it (no tensor depends on the board)."""
+    torch.manual_seed(0)
+    general = PolicyValueNet(4, 3, tiny_net().config)
+    trainer = Trainer(general, CONFIG, "cpu")
+    trainer.train_steps([random_samples(3, 16, seed=1), random_samples(5, 16, seed=2)])
+    checkpoint = load_checkpoint(save_checkpoint(tmp_path / "general", trainer, Counters(),
+                                                 config={}, rules=RULES))
+    rebuilt = build_network(checkpoint)
+    assert rebuilt.grid_size is None and "grid_size" not in checkpoint.network_args
+    assert_same_tensors(rebuilt.state_dict(), trainer.net.state_dict())
+    old = load_checkpoint(save_checkpoint(tmp_path / "old", trained_trainer(2), Counters(),
+                                          config={}, rules=RULES))
+    old_net = build_network(old)
+    assert old_net.side == 3
+    general.load_state_dict(old.published_state)
+    general.eval()
+    old_net.eval()
+    for side in (3, 5):
+        batch = random_samples(side, 4, seed=side)
+        planes, globals_ = torch.from_numpy(batch.planes_float()), torch.from_numpy(batch.globals)
+        with torch.no_grad():
+            assert torch.equal(general(planes, globals_).policy_logits,
+                               old_net(planes, globals_).policy_logits)
