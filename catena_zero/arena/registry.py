@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from catena_zero.data.atomic import atomic_write_text
+from catena_zero.rules import Track
 
 REGISTRY_FORMAT = "catena_zero.champion_registry"
 REGISTRY_FORMAT_VERSION = 1
@@ -44,34 +45,6 @@ class RegistryCorruptError(ValueError):
 
 class StaleChampionError(RuntimeError):
     """A promotion expected a champion that is no longer the current one."""
-
-
-@dataclass(frozen=True)
-class Track:
-    side: int  # board side, 2..10
-    game_type: str  # "komi", "nokomi" or "double"
-    scoring: str  # "standard", "longest" or "quadratic"
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.side, int) or not 2 <= self.side <= 10:
-            raise ValueError(f"track side must be an int in 2..10, got {self.side!r}")
-        if self.game_type not in ("komi", "nokomi", "double"):
-            raise ValueError(f"unknown game type {self.game_type!r}")
-        if self.scoring not in ("standard", "longest", "quadratic"):
-            raise ValueError(f"unknown scoring {self.scoring!r}")
-
-    @property
-    def key(self) -> str:
-        return f"side{self.side}-{self.game_type}-{self.scoring}"
-
-    @classmethod
-    def from_rules(cls, rules: Any) -> Track:
-        """The track of a `catena_zero.rules.Rules` (enums or strings)."""
-        return cls(
-            int(rules.side),
-            str(getattr(rules.game_type, "value", rules.game_type)),
-            str(getattr(rules.scoring, "value", rules.scoring)),
-        )
 
 
 @dataclass(frozen=True)

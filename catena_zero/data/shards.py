@@ -42,12 +42,13 @@ import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from catena_zero.data.atomic import atomic_open
 from catena_zero.data.samples import FIELDS, MixedBatch, Samples
+from catena_zero.rules import Track
 from catena_zero.rules.observe import BASIC_GLOBALS, NUM_GLOBALS, complete_globals
 
 FORMAT_VERSION = 1
@@ -83,6 +84,11 @@ class ShardMeta:
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), sort_keys=True)
 
+    @property
+    def track(self) -> Track:
+        """The board and variant the shard's games were played on."""
+        return Track(int(self.side), str(self.game_type), str(self.scoring))
+
     @classmethod
     def from_json(cls, text: str) -> ShardMeta:
         values = json.loads(text)
@@ -93,39 +99,6 @@ class ShardMeta:
         if unknown:
             raise ValueError(f"unknown shard meta key(s): {', '.join(unknown)}")
         return cls(**values)
-
-
-class Track(NamedTuple):
-    """The board and variant a shard's games were played on (its ShardMeta's fields)."""
-
-    side: int
-    game_type: str
-    scoring: str
-
-    def __str__(self) -> str:
-        return f"{self.side}/{self.game_type}/{self.scoring}"
-
-    @classmethod
-    def of(cls, meta: ShardMeta) -> Track:
-        return cls(int(meta.side), str(meta.game_type), str(meta.scoring))
-
-    @classmethod
-    def parse(cls, value: Track | tuple | str) -> Track:
-        """A Track from a Track, a (side, game_type, scoring) tuple or "side/game_type/scoring"
-        (the form for config files)."""
-        if isinstance(value, str):
-            parts = value.split("/")
-            if len(parts) != 3 or not parts[0].strip().isdigit():
-                raise ValueError(f"a track is 'side/game_type/scoring', e.g. "
-                                 f"'4/komi/standard', got {value!r}")
-            return cls(int(parts[0]), parts[1].strip(), parts[2].strip())
-        if isinstance(value, tuple) and len(value) == 3:
-            side, game_type, scoring = value
-            if isinstance(side, bool) or not isinstance(side, int | np.integer):
-                raise ValueError(f"a track's side must be an int, got {side!r}")
-            return cls(int(side), str(game_type), str(scoring))
-        raise ValueError(f"a track is a Track, a (side, game_type, scoring) tuple or "
-                         f"'side/game_type/scoring', got {value!r}")
 
 
 def shard_filename(sequence: int, tag: str = "") -> str:
@@ -367,8 +340,8 @@ class ReplayWindow:
             return None
         try:
             samples, meta = read_shard(path)
-            self._track_of[path] = Track.of(meta)
-            if self.track_shares is not None and Track.of(meta) not in self.track_shares:
+            self._track_of[path] = meta.track
+            if self.track_shares is not None and meta.track not in self.track_shares:
                 return None  # another consumer's track: neither read again nor bad
             samples = self._fit_inputs(path, samples, meta)
         except ShardError as error:

@@ -10,7 +10,7 @@ from catena_zero.rules.game import Game
 from catena_zero.rules.observe import NUM_GLOBALS, NUM_PLANES, observe
 from catena_zero.rules.result import GameResult, result_string
 from catena_zero.rules.state import GameState
-from catena_zero.rules.variants import GameType, Rules, Scoring
+from catena_zero.rules.variants import GameType, Rules, Scoring, Track
 
 __all__ = [
     "EMPTY",
@@ -23,6 +23,7 @@ __all__ = [
     "GameType",
     "Scoring",
     "Rules",
+    "Track",
     "Engine",
     "GameState",
     "GameResult",

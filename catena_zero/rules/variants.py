@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from catena_zero.rules.board import Board, get_board
+from catena_zero.rules.board import MAX_SIDE, MIN_SIDE, Board, get_board
 
 
 class GameType(enum.StrEnum):
@@ -96,3 +96,60 @@ class Rules:
 
     def __str__(self) -> str:
         return f"side {self.side} {self.game_type.value}/{self.scoring.value}"
+
+
+@dataclass(frozen=True, order=True)
+class Track:
+    """A board side and a variant: what a champion, a shard or a share of a training mix is
+    for. Its `key` ("side6-komi-standard") names it in registries and files; "6/komi/standard"
+    is its form in configs (`parse`)."""
+
+    side: int  # board side, 2..10
+    game_type: str  # "komi", "nokomi" or "double"
+    scoring: str  # "standard", "longest" or "quadratic"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.side, bool) or not isinstance(self.side, int | np.integer) or not (
+                MIN_SIDE <= int(self.side) <= MAX_SIDE):
+            raise ValueError(f"track side must be an int in {MIN_SIDE}..{MAX_SIDE}, "
+                             f"got {self.side!r}")
+        object.__setattr__(self, "side", int(self.side))
+        object.__setattr__(self, "game_type", _parse_enum(GameType, self.game_type,
+                                                          "game type").value)
+        object.__setattr__(self, "scoring", _parse_enum(Scoring, self.scoring, "scoring").value)
+
+    def __str__(self) -> str:
+        return f"{self.side}/{self.game_type}/{self.scoring}"
+
+    @property
+    def key(self) -> str:
+        return f"side{self.side}-{self.game_type}-{self.scoring}"
+
+    def rules(self) -> Rules:
+        return Rules(self.side, self.game_type, self.scoring)
+
+    @classmethod
+    def from_rules(cls, rules: Rules) -> Track:
+        """The track of a `Rules` (enums or strings)."""
+        return cls(int(rules.side), getattr(rules.game_type, "value", rules.game_type),
+                   getattr(rules.scoring, "value", rules.scoring))
+
+    @classmethod
+    def parse(cls, value: Track | Rules | tuple | str) -> Track:
+        """A Track from a Track, a Rules, a (side, game_type, scoring) tuple,
+        "side/game_type/scoring" (configs) or its key "side6-komi-standard"."""
+        if isinstance(value, Track):
+            return value
+        if isinstance(value, Rules):
+            return cls.from_rules(value)
+        if isinstance(value, str):
+            text = value.strip()
+            parts = text.split("/") if "/" in text else text.removeprefix("side").split("-")
+            if len(parts) != 3 or not parts[0].strip().isdigit():
+                raise ValueError(f"a track is 'side/game_type/scoring', e.g. "
+                                 f"'4/komi/standard', got {value!r}")
+            return cls(int(parts[0]), parts[1].strip(), parts[2].strip())
+        if isinstance(value, tuple) and len(value) == 3:
+            return cls(*value)
+        raise ValueError(f"a track is a Track, a (side, game_type, scoring) tuple or "
+                         f"'side/game_type/scoring', got {value!r}")
