@@ -14,6 +14,7 @@ from pathlib import Path
 
 import torch
 
+from catena_zero.rules import Track
 from catena_zero.selfplay.selfplay import SelfPlayStats
 from catena_zero.train.checkpoint import Counters
 
@@ -52,8 +53,10 @@ class CheckpointEvent:
 
     path: Path  # the checkpoint just written
     counters: Counters  # counters stored in it
-    fair_komi: float  # current fair-komi estimate
+    fair_komi: float  # current fair-komi estimate of the run's first track
     run_dir: Path  # the run directory
+    tracks: tuple[Track, ...] = ()  # the tracks of the run's mix (empty: the run's one rules)
+    fair_komis: dict[str, float] = field(default_factory=dict)  # Track.key -> its estimate
 
 
 CheckpointHook = Callable[[CheckpointEvent], None]
