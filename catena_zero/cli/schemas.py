@@ -28,6 +28,7 @@ from catena_zero.komi.config import KomiConfig, SolveConfig
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.network.config import NetworkConfig
 from catena_zero.pipeline.config import LoopConfig, RuntimeConfig
+from catena_zero.pipeline.tracks import MixConfig
 from catena_zero.play.model_player import PlayerConfig
 from catena_zero.play.web import ServeConfig
 from catena_zero.selfplay.config import SelfPlayConfig
@@ -124,7 +125,7 @@ def _schema(name: str, *tops: tuple[type, tuple[str, ...]], **groups: type) -> t
 
 TRAIN_GROUPS = dict(board=BoardConfig, rules=RulesConfig, network=NetworkConfig,
                     mcts=SearchConfig, selfplay=SelfPlayConfig, train=TrainConfig,
-                    runtime=RuntimeConfig, gating=TrainingGateConfig)
+                    runtime=RuntimeConfig, gating=TrainingGateConfig, mix=MixConfig)
 RULES_GROUPS = dict(board=BoardConfig, rules=RulesConfig)
 
 # Each subcommand's schema: (its top-level key sources, its groups). The arena takes the
@@ -149,6 +150,7 @@ SCHEMAS: dict[str, type] = {
 
 # Group options that are exactly a schema's defaults need no YAML file.
 DEFAULT_OPTIONS: dict[str, type] = {
+    "mix": MixConfig,
     "selfplay": SelfPlayConfig,
     "train": TrainConfig,
     "player": PlayerConfig,

@@ -33,11 +33,12 @@ from catena_zero.mcts.config import SearchConfig
 from catena_zero.network.config import NetworkConfig
 from catena_zero.pipeline.config import LoopConfig, RuntimeConfig, TrainLoopConfig
 from catena_zero.pipeline.run import run_training
+from catena_zero.pipeline.tracks import MixConfig
 from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.train.config import TrainConfig
 
 GROUPS = ("board", "rules", "network", "mcts", "selfplay", "train", "runtime", "preset",
-          "gating")
+          "gating", "mix")
 
 
 def build_config(config: DictConfig) -> TrainLoopConfig:
@@ -50,6 +51,7 @@ def build_config(config: DictConfig) -> TrainLoopConfig:
         selfplay=to_dataclass(SelfPlayConfig, config.selfplay, "selfplay"),
         train=to_dataclass(TrainConfig, config.train, "train"),
         loop=to_dataclass(LoopConfig, top),
+        mix=to_dataclass(MixConfig, config.mix, "mix"),
     )
     try:  # settings of two groups that do not fit together
         return TrainLoopConfig(**groups, resolved_config=to_container(config))

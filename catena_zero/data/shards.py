@@ -377,6 +377,12 @@ class ReplayWindow:
             samples = samples.replace(globals=np.ascontiguousarray(samples.globals[:, :wanted]))
         return samples
 
+    def set_track_shares(self, shares: Mapping[Track | tuple | str, float]) -> None:
+        """New shares for the next refresh and draws (a run whose mix moves as it trains);
+        tracks at share 0 are left out."""
+        self.track_shares = _normalised_shares(
+            {track: share for track, share in shares.items() if share > 0})
+
     def _quota(self, track: Track) -> int:
         return max(1, round(self.window_samples * self.track_shares[track]))
 

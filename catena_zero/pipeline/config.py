@@ -9,6 +9,7 @@ from catena_zero.mcts.config import SearchConfig
 from catena_zero.network.config import NetworkConfig
 from catena_zero.network.device import INFERENCE_PRECISIONS
 from catena_zero.pipeline.ray.config import RayConfig
+from catena_zero.pipeline.tracks import MixConfig
 from catena_zero.rules import Rules
 from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.train.config import TrainConfig, require_score_belief_head
@@ -85,6 +86,7 @@ class TrainLoopConfig:
     train: TrainConfig
     loop: LoopConfig = field(default_factory=LoopConfig)
     resolved_config: dict = field(default_factory=dict)
+    mix: MixConfig = field(default_factory=MixConfig)  # tracks and shares; empty: `rules` alone
 
     def __post_init__(self) -> None:
         require_score_belief_head(self.train, self.network.score_belief_bins)

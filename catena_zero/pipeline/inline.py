@@ -26,6 +26,8 @@ from catena_zero.data import ReplayWindow, shard_filename
 from catena_zero.pipeline.config import TrainLoopConfig
 from catena_zero.pipeline.messages import CheckpointEvent, CheckpointHook
 from catena_zero.pipeline.steps import (
+    TrackPlayers,
+    fair_komi_due,
     iteration_scalars,
     learner_iteration,
     refresh_fair_komi,
@@ -34,9 +36,7 @@ from catena_zero.pipeline.steps import (
     selfplay_iteration,
     set_torch_threads,
 )
-from catena_zero.rules import Engine
-from catena_zero.selfplay.evaluator import NetworkEvaluator
-from catena_zero.selfplay.selfplay import KomiSampler
+from catena_zero.pipeline.tracks import TrackMix
 from catena_zero.train.checkpoint import latest_checkpoint
 
 
@@ -96,12 +96,12 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
     recover = getattr(on_checkpoint, "recover", None)
     if recover is not None:  # a hook's work that a killed run left (a pending gate) comes first
         recover(run_dir)
-    engine = Engine(config.rules)
-    evaluator = NetworkEvaluator(trainer.published_net, engine, trainer.device,
-                                 loop.inference_precision)
-    komi_sampler = KomiSampler(engine, config.selfplay, state.fair_komi)
+    mix = TrackMix(config.mix, config.rules)
+    players = TrackPlayers(config, trainer.published_net, trainer.device)
     window = ReplayWindow(shard_dir, window_samples=config.train.window_samples,
                           num_planes=trainer.net.num_planes)
+    if config.mix.is_mixed:
+        window.set_track_shares(mix.shares_at(state.counters.iteration))
     logger = LoopLogger(config, run_dir / "tensorboard", state.counters.iteration)
     start_time = time.monotonic()
     deadline = start_time + 60.0 * loop.max_minutes if loop.max_minutes else math.inf
@@ -112,20 +112,26 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
         while not _finished(loop, state.counters.iteration, deadline):
             counters = state.counters
             iteration = counters.iteration
-            if state.fair_komi is None or iteration % config.selfplay.fair_komi_every == 0:
-                refresh_fair_komi(state, engine, evaluator, config.selfplay)
-            komi_sampler.fair_komi = state.fair_komi
+            track = mix.next_track(iteration, state.track_iterations)
+            engine, evaluator, komi_sampler = players.of(track)
+            if fair_komi_due(state, track, config.selfplay.fair_komi_every):
+                refresh_fair_komi(state, engine, evaluator, config.selfplay,
+                                  first=track == mix.tracks[0])
+            komi_sampler.fair_komi = state.fair_komis[track.key]
             played = selfplay_iteration(engine, evaluator, config, komi_sampler,
                                         shard_dir / shard_filename(iteration), iteration,
                                         trainer.step, generators["selfplay"])
+            state.track_iterations[track.key] = state.track_iterations.get(track.key, 0) + 1
+            if config.mix.is_mixed:
+                window.set_track_shares(mix.shares_at(iteration + 1))
             learned = learner_iteration(trainer, window, config.train, generators["train"],
-                                        engine.rules.board)
-            evaluator.refresh()
+                                        None if config.mix.is_mixed else engine.rules.board)
+            players.refresh()
             stats = played.stats
             state.counters = dataclasses.replace(
                 counters, step=trainer.step, iteration=iteration + 1,
                 games=counters.games + stats.games, positions=counters.positions + stats.positions)
-            scalars = iteration_scalars(played, learned)
+            scalars = iteration_scalars(played, learned, track if config.mix.is_mixed else None)
             logger.log(iteration + 1, scalars, _postfix(scalars))
             summary["last"] = scalars
             if (iteration + 1) % loop.checkpoint_every == 0 or _finished(
@@ -133,13 +139,17 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
                 last_checkpoint = save_loop_checkpoint(config, trainer, state, checkpoint_dir,
                                                        generators)
                 if on_checkpoint is not None:
-                    on_checkpoint(CheckpointEvent(last_checkpoint, state.counters,
-                                                  state.fair_komi, run_dir))
+                    on_checkpoint(CheckpointEvent(
+                        last_checkpoint, state.counters, state.fair_komi, run_dir,
+                        tracks=tuple(mix.tracks) if config.mix.is_mixed else (),
+                        fair_komis=dict(state.fair_komis)))
     finally:
         logger.close()
     summary.update({
         "counters": state.counters.to_dict(),
         "fair_komi": state.fair_komi,
+        "fair_komis": dict(state.fair_komis),
+        "track_iterations": dict(state.track_iterations),
         "checkpoint": str(last_checkpoint or latest_checkpoint(checkpoint_dir) or ""),
         "minutes": (time.monotonic() - start_time) / 60.0,
     })

@@ -36,6 +36,7 @@ class SelfPlayResult:
     shard_path: str  # the shard, written atomically
     stats: SelfPlayStats  # games, positions, lengths, Black wins, seconds
     fair_komi: float  # the fair-komi estimate komis were drawn around
+    track: str = ""  # the track played, "side/game_type/scoring" ("": the run's own rules)
 
 
 @dataclass(frozen=True)
@@ -67,4 +68,6 @@ class LoopState:
     """Mutable state of a running loop (restored on resume)."""
 
     counters: Counters = field(default_factory=Counters)
-    fair_komi: float | None = None  # None until the first estimate
+    fair_komi: float | None = None  # the first track's estimate; None until the first one
+    fair_komis: dict[str, float] = field(default_factory=dict)  # Track.key -> its estimate
+    track_iterations: dict[str, int] = field(default_factory=dict)  # Track.key -> iterations

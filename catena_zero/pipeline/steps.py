@@ -30,8 +30,10 @@ from catena_zero.komi.fair import estimate_fair_komi, smoothed_fair_komi
 from catena_zero.network import PolicyValueNet
 from catena_zero.pipeline.config import TrainLoopConfig
 from catena_zero.pipeline.messages import LearnerResult, LoopState, SelfPlayResult, WeightsMessage
-from catena_zero.rules import NUM_GLOBALS, NUM_PLANES, Engine
+from catena_zero.pipeline.tracks import TrackMix
+from catena_zero.rules import NUM_GLOBALS, NUM_PLANES, Engine, Rules, Track
 from catena_zero.selfplay.config import SelfPlayConfig
+from catena_zero.selfplay.evaluator import NetworkEvaluator
 from catena_zero.selfplay.selfplay import KomiSampler, SelfPlay
 from catena_zero.train.checkpoint import (
     Checkpoint,
@@ -56,13 +58,57 @@ def set_torch_threads(threads: int, automatic: int | None = None) -> None:
 
 
 def refresh_fair_komi(state: LoopState, engine: Engine, evaluate_fn,
-                      config: SelfPlayConfig) -> float:
-    """Re-estimate the network's fair komi and move the state's centre towards it
-    (`catena_zero.komi.fair.smoothed_fair_komi` with `fair_komi_smoothing`). One rule for the
-    inline loop and the Ray learner. Returns the centre."""
+                      config: SelfPlayConfig, first: bool = True) -> float:
+    """Re-estimate the network's fair komi on `engine`'s track and move that track's centre
+    towards it (`catena_zero.komi.fair.smoothed_fair_komi` with `fair_komi_smoothing`). One
+    rule for the inline loop and the Ray learner. `first`: the track is the run's first,
+    whose centre is also `state.fair_komi`. Returns the centre."""
+    key = Track.from_rules(engine.rules).key
+    previous = state.fair_komis.get(key, state.fair_komi if first else None)
     estimate = estimate_fair_komi(engine, evaluate_fn)
-    state.fair_komi = smoothed_fair_komi(state.fair_komi, estimate, config.fair_komi_smoothing)
-    return state.fair_komi
+    centre = smoothed_fair_komi(previous, estimate, config.fair_komi_smoothing)
+    state.fair_komis[key] = centre
+    if first:
+        state.fair_komi = centre
+    return centre
+
+
+def fair_komi_due(state: LoopState, track: Track, every: int) -> bool:
+    """Whether a track's fair komi is to be re-estimated before it plays: when it has none
+    yet, and then every `every`-th iteration the track plays."""
+    if track.key not in state.fair_komis:
+        return True
+    return state.track_iterations.get(track.key, 0) % every == 0
+
+
+class TrackPlayers:
+    """Per track of a run, the engine, an evaluator of the run's net on it and the komi
+    sampler, made when the track first plays. `model`: an inference model to use instead of
+    the net's own (the Ray runtime's shared inference actor)."""
+
+    def __init__(self, config: TrainLoopConfig, net: PolicyValueNet, device="cpu",
+                 model=None):
+        self.config = config
+        self.net = net
+        self.device = device
+        self.model = model
+        self.players: dict[Track, tuple[Engine, NetworkEvaluator, KomiSampler]] = {}
+
+    def of(self, track: Track) -> tuple[Engine, NetworkEvaluator, KomiSampler]:
+        if track not in self.players:
+            engine = Engine(track.rules())
+            evaluator = NetworkEvaluator(self.net, engine, self.device,
+                                         self.config.loop.inference_precision)
+            if self.model is not None:
+                evaluator.model = self.model
+            self.players[track] = (engine, evaluator, KomiSampler(engine, self.config.selfplay))
+        return self.players[track]
+
+    def refresh(self) -> None:
+        """After a training step or new weights: every evaluator's inference copy follows
+        the net."""
+        for _, evaluator, _ in self.players.values():
+            evaluator.refresh()
 
 
 def make_weights_message(trainer: Trainer) -> WeightsMessage:
@@ -74,13 +120,18 @@ def make_weights_message(trainer: Trainer) -> WeightsMessage:
 
 
 def build_fresh_network(config: TrainLoopConfig) -> PolicyValueNet:
+    """A new net: the size-general one (no home board) for a run with a mix of tracks, else
+    one built on the run's board (which, its weights being size-independent, plays any)."""
+    if config.mix.is_mixed:
+        return PolicyValueNet(NUM_PLANES, NUM_GLOBALS, config.network)
     board = config.rules.board
     return PolicyValueNet(NUM_PLANES, NUM_GLOBALS, board.grid_size, board.cell_grid_index,
                           config.network)
 
 
-def rules_dict(config: TrainLoopConfig) -> dict[str, Any]:
-    rules = config.rules
+def rules_dict(config: TrainLoopConfig | Rules) -> dict[str, Any]:
+    """{side, game_type, scoring} of a Rules (or of a run's own rules)."""
+    rules = config if isinstance(config, Rules) else config.rules
     return {"side": rules.board.side, "game_type": _enum_value(rules.game_type),
             "scoring": _enum_value(rules.scoring)}
 
@@ -95,7 +146,7 @@ def selfplay_iteration(engine: Engine, evaluate_fn, config: TrainLoopConfig,
     """Play `games_per_iteration` games and write them as one shard (atomically)."""
     selfplay = SelfPlay(engine, evaluate_fn, config.search, config.selfplay, komi_sampler)
     samples, stats = selfplay.play_games(config.loop.games_per_iteration, rng)
-    rules = rules_dict(config)
+    rules = rules_dict(engine.rules)  # the track this iteration played
     meta = ShardMeta(
         side=rules["side"], game_type=rules["game_type"], scoring=rules["scoring"],
         model_step=weights_version, num_games=stats.games, model_version=f"step{weights_version}",
@@ -105,7 +156,8 @@ def selfplay_iteration(engine: Engine, evaluate_fn, config: TrainLoopConfig,
     )
     path = write_shard(shard_path, samples, meta)
     return SelfPlayResult(iteration=iteration, weights_version=weights_version,
-                          shard_path=str(path), stats=stats, fair_komi=komi_sampler.fair_komi)
+                          shard_path=str(path), stats=stats, fair_komi=komi_sampler.fair_komi,
+                          track=str(Track.from_rules(engine.rules)))
 
 
 def learner_iteration(trainer: Trainer, window: ReplayWindow, config: TrainConfig,
@@ -113,11 +165,9 @@ def learner_iteration(trainer: Trainer, window: ReplayWindow, config: TrainConfi
     """Refresh the replay window and take `steps_per_iteration` optimiser steps on it.
 
     With `config.augment_symmetries`, every minibatch sample is shown under a random symmetry
-    of `board` (the `catena_zero.rules.Board` of the run), drawn anew each time it is drawn.
+    of its board, drawn anew each time it is drawn (`board`, or each sample's own side's
+    board when None, as in a mix of tracks).
     """
-    if config.augment_symmetries and board is None:
-        raise ValueError("train.augment_symmetries needs the board: pass learner_iteration(..., "
-                         "board=engine.rules.board)")
     window.refresh()
     if window.num_samples < max(config.min_window_samples, 1):
         return LearnerResult(trainer.step, None, window.num_samples)
@@ -178,20 +228,42 @@ def resume_or_start(config: TrainLoopConfig, checkpoint_dir: Path, shard_dir: Pa
     restore_rng_states(checkpoint.rng_states, generators)
     counters = checkpoint.counters
     discard_shards_from(shard_dir, counters.iteration)
-    fair_komi = checkpoint.extra.get("fair_komi")
-    return trainer, LoopState(counters=counters,
-                              fair_komi=None if fair_komi is None else float(fair_komi))
+    return trainer, loop_state_of(checkpoint)
+
+
+def loop_state_of(checkpoint: Checkpoint) -> LoopState:
+    """The LoopState a checkpoint stored (its counters, fair komis, iterations per track)."""
+    extra = checkpoint.extra
+    fair_komi = extra.get("fair_komi")
+    return LoopState(
+        counters=checkpoint.counters,
+        fair_komi=None if fair_komi is None else float(fair_komi),
+        fair_komis={str(key): float(value)
+                    for key, value in (extra.get("fair_komis") or {}).items()},
+        track_iterations={str(key): int(value)
+                          for key, value in (extra.get("track_iterations") or {}).items()})
 
 
 def save_loop_checkpoint(config: TrainLoopConfig, trainer: Trainer, state: LoopState,
                          checkpoint_dir: Path, generators) -> Path:
+    extra = {"fair_komi": state.fair_komi, "fair_komis": dict(state.fair_komis),
+             "track_iterations": dict(state.track_iterations),
+             "tracks": [str(track) for track in run_tracks(config)]}
     return save_checkpoint(checkpoint_dir, trainer, state.counters,
                            config=config.resolved_config, rules=rules_dict(config),
-                           generators=generators, extra={"fair_komi": state.fair_komi},
+                           generators=generators, extra=extra,
                            keep=config.loop.keep_checkpoints)
 
 
-def iteration_scalars(played: SelfPlayResult, learned: LearnerResult) -> dict[str, float]:
+def run_tracks(config: TrainLoopConfig) -> list[Track]:
+    """The tracks a run plays: its mix's, or its one board and rules."""
+    return TrackMix(config.mix, config.rules).tracks
+
+
+def iteration_scalars(played: SelfPlayResult, learned: LearnerResult,
+                      track: Track | None = None) -> dict[str, float]:
+    """TensorBoard scalars of one iteration; with `track` (a run of several tracks) the
+    track's own curves too, under `selfplay/<track key>/...`."""
     stats = played.stats
     seconds = max(stats.seconds, 1e-9)
     scalars = {
@@ -205,6 +277,10 @@ def iteration_scalars(played: SelfPlayResult, learned: LearnerResult) -> dict[st
         "selfplay/mean_komi": float(np.mean(stats.komis)) if stats.komis else 0.0,
         "train/window_samples": float(learned.window_samples),
     }
+    if track is not None:
+        for name in ("game_length", "black_win_rate", "fair_komi", "mean_komi",
+                     "positions_per_s"):
+            scalars[f"selfplay/{track.key}/{name}"] = scalars[f"selfplay/{name}"]
     for name, value in (learned.metrics or {}).items():
         scalars[name if name.startswith("loss/") else f"train/{name}"] = value
     return scalars

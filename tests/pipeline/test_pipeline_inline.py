@@ -132,16 +132,21 @@ def test_killed_run_resumes_from_its_last_checkpoint(tmp_path: Path) -> None:
     assert np.isfinite(summary["last"]["loss/total"])
 
 
-def test_training_time_symmetries_need_the_board_and_change_the_batches(tmp_path: Path) -> None:
+def test_training_time_symmetries_take_each_sample_board_and_change_the_batches(
+        tmp_path: Path) -> None:
     config = _config(tmp_path / "run", "iterations=1")
     train_loop(config)
     window = ReplayWindow(tmp_path / "run" / "shards", window_samples=10_000)
     augmented = dataclasses.replace(config.train, augment_symmetries=True, min_window_samples=1)
-    trainer = Trainer(build_fresh_network(config), augmented, "cpu")
-    with pytest.raises(ValueError, match="augment_symmetries needs the board"):
-        learner_iteration(trainer, window, augmented, np.random.default_rng(0))
-    assert trainer.step == 0  # refused before touching the window or the net
     board = Engine(config.rules).rules.board
+    # Without a board, each sample is mapped by its own side's board: the same batches.
+    trained = {}
+    for given in (None, board):
+        torch.manual_seed(0)
+        trainer = Trainer(build_fresh_network(config), augmented, "cpu")
+        learner_iteration(trainer, window, augmented, np.random.default_rng(0), given)
+        trained[given is None] = trainer.net.state_dict()
+    assert all(torch.equal(trained[True][k], trained[False][k]) for k in trained[True])
     weights = {}
     for flag in (False, True):
         torch.manual_seed(0)

@@ -22,6 +22,8 @@ from catena_zero.pipeline.config import TrainLoopConfig
 from catena_zero.pipeline.inline import LoopLogger
 from catena_zero.pipeline.messages import CheckpointEvent, LoopState, SelfPlayResult, WeightsMessage
 from catena_zero.pipeline.steps import (
+    TrackPlayers,
+    fair_komi_due,
     find_resume_checkpoint,
     iteration_scalars,
     learner_iteration,
@@ -31,8 +33,7 @@ from catena_zero.pipeline.steps import (
     save_loop_checkpoint,
     set_torch_threads,
 )
-from catena_zero.rules import Engine
-from catena_zero.selfplay.evaluator import NetworkEvaluator
+from catena_zero.pipeline.tracks import TrackMix
 from catena_zero.train.checkpoint import Counters
 
 PENDING_DIR = "pending"
@@ -45,9 +46,11 @@ class LearnerStatus:
 
     counters: Counters  # counters after this shard
     weights_version: int  # version of the weights now held (trainer step)
-    fair_komi: float  # the current fair-komi estimate for new games
+    fair_komi: float  # the current fair-komi estimate of the run's first track
     checkpoint: str | None  # checkpoint written after this shard, if any
     scalars: dict[str, float]  # what was logged for this iteration
+    fair_komis: dict[str, float] = dataclasses.field(default_factory=dict)  # Track.key -> centre
+    track_iterations: dict[str, int] = dataclasses.field(default_factory=dict)  # Track.key -> n
 
 
 def pending_dir(run_dir: str | Path) -> Path:
@@ -104,13 +107,17 @@ class LearnerCore:
         self.trainer, self.state = resume_or_start(config, self.checkpoint_dir, self.shard_dir,
                                                    loop.device, self.generators,
                                                    resume_from=resume_from)
-        self.engine = Engine(config.rules)
-        self.evaluator = NetworkEvaluator(self.trainer.published_net, self.engine,
-                                          self.trainer.device, loop.inference_precision)
-        if self.state.fair_komi is None:
-            refresh_fair_komi(self.state, self.engine, self.evaluator, config.selfplay)
+        self.mix = TrackMix(config.mix, config.rules)
+        self.players = TrackPlayers(config, self.trainer.published_net, self.trainer.device)
+        for index, track in enumerate(self.mix.tracks):  # every track's komis need a centre
+            if track.key not in self.state.fair_komis:
+                engine, evaluator, _ = self.players.of(track)
+                refresh_fair_komi(self.state, engine, evaluator, config.selfplay,
+                                  first=index == 0)
         self.window = ReplayWindow(self.shard_dir, window_samples=config.train.window_samples,
                                    num_planes=self.trainer.net.num_planes)
+        if config.mix.is_mixed:
+            self.window.set_track_shares(self.mix.shares_at(self.state.counters.iteration))
         self.logger = LoopLogger(dataclasses.replace(
             config, loop=dataclasses.replace(loop, progress=False)),
             self.run_dir / "tensorboard", self.state.counters.iteration)
@@ -146,21 +153,29 @@ class LearnerCore:
     def consume(self, result: SelfPlayResult) -> LearnerStatus:
         """Train on one new shard; returns the counters, weights version and any checkpoint."""
         try:
-            self.adopt(result.shard_path)
+            track = read_shard_meta(self.adopt(result.shard_path)).track
         except (ShardError, OSError) as error:
             raise ValueError(f"cannot adopt shard {result.shard_path}: {error}") from error
+        mixed = self.config.mix.is_mixed
+        if mixed:
+            self.window.set_track_shares(self.mix.shares_at(self.state.counters.iteration + 1))
         learned = learner_iteration(self.trainer, self.window, self.config.train,
-                                    self.generators["train"], self.engine.rules.board)
-        self.evaluator.refresh()
+                                    self.generators["train"],
+                                    None if mixed else self.mix.tracks[0].rules().board)
+        self.players.refresh()
         counters = self.state.counters
         stats = result.stats
         self.state.counters = dataclasses.replace(
             counters, step=self.trainer.step, iteration=counters.iteration + 1,
             games=counters.games + stats.games, positions=counters.positions + stats.positions)
-        # As in the inline loop: the centre moves every fair_komi_every iterations, smoothed.
-        if self.state.counters.iteration % self.config.selfplay.fair_komi_every == 0:
-            refresh_fair_komi(self.state, self.engine, self.evaluator, self.config.selfplay)
-        scalars = iteration_scalars(result, learned)
+        # As in the inline loop: a track's centre moves every fair_komi_every of its own
+        # iterations, smoothed.
+        self.state.track_iterations[track.key] = self.state.track_iterations.get(track.key, 0) + 1
+        if fair_komi_due(self.state, track, self.config.selfplay.fair_komi_every):
+            engine, evaluator, _ = self.players.of(track)
+            refresh_fair_komi(self.state, engine, evaluator, self.config.selfplay,
+                              first=track == self.mix.tracks[0])
+        scalars = iteration_scalars(result, learned, track if mixed else None)
         scalars["selfplay/weights_lag"] = float(self.trainer.step - result.weights_version)
         self.logger.log(self.state.counters.iteration, scalars, {})
         checkpoint = None
@@ -178,7 +193,9 @@ class LearnerCore:
         if self.last_checkpoint is None:
             return None
         return CheckpointEvent(self.last_checkpoint, self.state.counters,
-                               float(self.state.fair_komi), self.run_dir)
+                               float(self.state.fair_komi), self.run_dir,
+                               tracks=tuple(self.mix.tracks) if self.config.mix.is_mixed else (),
+                               fair_komis=dict(self.state.fair_komis))
 
     def close(self) -> None:
         self.logger.close()
@@ -187,5 +204,6 @@ class LearnerCore:
         return LearnerStatus(counters=self.state.counters, weights_version=self.trainer.step,
                              fair_komi=float(self.state.fair_komi),
                              checkpoint=None if checkpoint is None else str(checkpoint),
-                             scalars=scalars)
+                             scalars=scalars, fair_komis=dict(self.state.fair_komis),
+                             track_iterations=dict(self.state.track_iterations))
 

@@ -33,8 +33,7 @@ from catena_zero.pipeline.ray.config import RayConfig
 from catena_zero.pipeline.ray.learner import LearnerCore, LearnerStatus, pending_dir
 from catena_zero.pipeline.ray.worker import SelfPlayTask, SelfPlayWorkerCore
 from catena_zero.pipeline.steps import build_fresh_network, find_resume_checkpoint, warn
-from catena_zero.rules import Engine
-from catena_zero.selfplay.evaluator import NetworkEvaluator
+from catena_zero.pipeline.tracks import TrackMix
 
 _WORKER_FAILURES = (RayActorError, ActorDiedError, ActorUnavailableError)
 
@@ -146,11 +145,8 @@ class _SelfPlayWorkerActor(SelfPlayWorkerCore):
     """A self-play worker that evaluates locally, or through the shared inference actor."""
 
     def __init__(self, config: TrainLoopConfig, worker_index: int, server=None):
-        remote = None
-        if server is not None:
-            remote = NetworkEvaluator(build_fresh_network(config), Engine(config.rules), "cpu")
-            remote.model = _RemoteModel(server)
-        super().__init__(config, worker_index, evaluate_remote=remote)
+        super().__init__(config, worker_index,
+                         remote_model=None if server is None else _RemoteModel(server))
 
 
 class _Evaluator:
@@ -207,6 +203,9 @@ class _Driver:
             max_task_retries=0)
         self.learner = learner_class.remote(config)
         self.state = ray.get(self.learner.loop_state.remote())
+        self.mix = TrackMix(config.mix, config.rules)
+        # Tasks handed out per track (played or in flight): the mix picks the next one by it.
+        self.submitted: dict[str, int] = dict(self.state.track_iterations)
         self.weights_version = -1
         self.weights_ref = None
         self.server = None
@@ -242,10 +241,14 @@ class _Driver:
         if task is None:
             task_id = self.next_task_id
             self.next_task_id += 1
+            track = self.mix.next_track(self.state.counters.iteration, self.submitted)
+            self.submitted[track.key] = self.submitted.get(track.key, 0) + 1
+            fair_komi = self.state.fair_komis.get(track.key, self.state.fair_komi or 0.0)
             task = SelfPlayTask(
-                task_id=task_id, attempt=0, fair_komi=float(self.state.fair_komi or 0.0),
+                task_id=task_id, attempt=0, fair_komi=float(fair_komi),
                 weights_version=self.weights_version,
-                shard_path=str(pending_dir(self.run_dir) / f"shard-{task_id:012d}.npz"))
+                shard_path=str(pending_dir(self.run_dir) / f"shard-{task_id:012d}.npz"),
+                track=str(track) if self.config.mix.is_mixed else "")
         reference = self.workers[worker_index].play.remote(task, self.weights_ref)
         self.in_flight[reference] = (worker_index, task)
 
@@ -276,6 +279,8 @@ class _Driver:
     def _after_consume(self, status: LearnerStatus) -> None:
         self.state.counters = status.counters
         self.state.fair_komi = status.fair_komi
+        self.state.fair_komis = dict(status.fair_komis)
+        self.state.track_iterations = dict(status.track_iterations)
         if status.weights_version != self.weights_version:
             self._refresh_weights()
         if status.checkpoint and self.evaluator is not None:
@@ -380,6 +385,8 @@ class _Driver:
             "cpus_per_actor": self.cpus_per_actor,
             "counters": self.state.counters.to_dict(),
             "fair_komi": self.state.fair_komi,
+            "fair_komis": dict(self.state.fair_komis),
+            "track_iterations": dict(self.state.track_iterations),
             "checkpoint": "" if checkpoint is None else str(checkpoint.path),
             "minutes": minutes,
             "positions_per_s": positions / max(minutes * 60.0, 1e-9),

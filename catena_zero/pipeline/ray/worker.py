@@ -15,10 +15,13 @@ import numpy as np
 
 from catena_zero.pipeline.config import TrainLoopConfig
 from catena_zero.pipeline.messages import SelfPlayResult, WeightsMessage
-from catena_zero.pipeline.steps import build_fresh_network, selfplay_iteration, set_torch_threads
-from catena_zero.rules import Engine
-from catena_zero.selfplay.evaluator import NetworkEvaluator
-from catena_zero.selfplay.selfplay import KomiSampler
+from catena_zero.pipeline.steps import (
+    TrackPlayers,
+    build_fresh_network,
+    selfplay_iteration,
+    set_torch_threads,
+)
+from catena_zero.rules import Track
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,42 +33,40 @@ class SelfPlayTask:
     fair_komi: float  # komis are drawn around this estimate
     weights_version: int  # version of the WeightsMessage passed with the task
     shard_path: str  # where the shard is written (in pending/)
+    track: str = ""  # the track to play, "side/game_type/scoring" ("": the run's own rules)
 
 
 class SelfPlayWorkerCore:
-    """Plays self-play tasks; `evaluate_remote` (optional) sends leaves to an inference actor."""
+    """Plays self-play tasks of any track of the run; `remote_model` (optional) stands in
+    for the net's inference copy and sends leaves to a shared inference actor."""
 
-    def __init__(self, config: TrainLoopConfig, worker_index: int, evaluate_remote=None):
+    def __init__(self, config: TrainLoopConfig, worker_index: int, remote_model=None):
         # At most one CPU per actor: more threads than that only fight each other.
         set_torch_threads(config.loop.threads, automatic=1)
         self.config = config
         self.worker_index = worker_index
-        self.engine = Engine(config.rules)
         self.net = build_fresh_network(config)
         self.weights_version = -1
-        if evaluate_remote is None:
-            self.evaluate_fn = NetworkEvaluator(self.net, self.engine, "cpu",
-                                                config.loop.inference_precision)
-        else:
-            self.evaluate_fn = evaluate_remote
-        self.komi_sampler = KomiSampler(self.engine, config.selfplay)
+        self.players = TrackPlayers(config, self.net, "cpu", model=remote_model)
+        self.default_track = Track.from_rules(config.rules)
 
     def set_weights(self, weights: WeightsMessage) -> int:
         if weights.version != self.weights_version:
             self.net.load_state_dict(weights.state_dict)
-            if isinstance(self.evaluate_fn, NetworkEvaluator):
-                self.evaluate_fn.refresh()
+            self.players.refresh()
             self.weights_version = weights.version
         return self.weights_version
 
     def play(self, task: SelfPlayTask, weights: WeightsMessage | None) -> SelfPlayResult:
         if weights is not None:
             self.set_weights(weights)
-        self.komi_sampler.fair_komi = task.fair_komi
+        track = Track.parse(task.track) if task.track else self.default_track
+        engine, evaluator, komi_sampler = self.players.of(track)
+        komi_sampler.fair_komi = task.fair_komi
         # A resubmitted task gets a fresh stream so it does not replay the failed attempt.
         rng = np.random.default_rng([self.config.loop.seed, 7, task.task_id, task.attempt])
         path = Path(task.shard_path)
-        return selfplay_iteration(self.engine, self.evaluate_fn, self.config, self.komi_sampler,
+        return selfplay_iteration(engine, evaluator, self.config, komi_sampler,
                                   path, task.task_id, self.weights_version, rng)
 
     def ping(self) -> int:
