@@ -97,7 +97,7 @@ class TrainingGateConfig:
     every_iterations: int = 10  # gate the checkpoint written at every this many iterations
     opening_plies: int = 2  # random plies that start each pair of gate games
     gate: GateConfig = field(default_factory=lambda: GateConfig(num_games=40))  # the match
-    # The tracks gated, "side/game_type/scoring" each (e.g. "6/komi/standard"), of those the
+    # tracks gated, "side/game_type/scoring" each (e.g. "6/komi/standard"), of those the
     # run plays; empty: every track of the run
     tracks: tuple[str, ...] = ()
 
