@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from catena_zero.arena.sprt import SprtConfig
+from catena_zero.rules import Track
 
 MODES = ("match", "gate", "ladder")
 PAIRINGS = ("round_robin", "sampled")
@@ -89,14 +90,30 @@ class ArenaConfig:
 
 @dataclass
 class TrainingGateConfig:
-    """Gating inside `catena-zero train`: each chosen checkpoint plays its track's champion."""
+    """Gating inside `catena-zero train`: each chosen checkpoint plays the champion of each
+    track of the run's mix (or of `tracks`), one match per track."""
 
     enabled: bool = True  # gate checkpoints while training (the evaluator)
     every_iterations: int = 10  # gate the checkpoint written at every this many iterations
     opening_plies: int = 2  # random plies that start each pair of gate games
     gate: GateConfig = field(default_factory=lambda: GateConfig(num_games=40))  # the match
+    # tracks gated, "side/game_type/scoring" each (e.g. "6/komi/standard"), of those the
+    # run plays; empty: every track of the run
+    tracks: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.every_iterations < 1:
             raise ValueError(
                 f"TrainingGateConfig.every_iterations must be >= 1, got {self.every_iterations}")
+        if isinstance(self.tracks, str) or not isinstance(self.tracks, tuple | list):
+            raise ValueError(f"TrainingGateConfig.tracks must be a list of 'side/game_type/"
+                             f"scoring' strings, got {self.tracks!r}")
+        parsed = []
+        for entry in self.tracks:
+            try:
+                parsed.append(str(Track.parse(entry)))
+            except (ValueError, TypeError) as error:
+                raise ValueError(f"TrainingGateConfig.tracks: {error}") from None
+        if len(set(parsed)) != len(parsed):
+            raise ValueError(f"TrainingGateConfig.tracks names a track twice: {self.tracks!r}")
+        self.tracks = tuple(parsed)

@@ -7,6 +7,8 @@ reaches `num_games` undecided falls back to the threshold). The first checkpoint
 of a track becomes champion without a match. Promotion is a compare-and-set on
 the registry: if another process changed the champion while the match was being
 played, the candidate has not beaten the new one and is not promoted ("stale").
+Each track has its own champion; a run that trains one network on a mix of tracks
+gates a checkpoint on each of them (`track=`), at that track's fair komi.
 
 From the training loop (`make_training_gate` wraps this in the crash-safe hook of
 `catena_zero.arena.training_gate`):
@@ -16,10 +18,12 @@ From the training loop (`make_training_gate` wraps this in the crash-safe hook o
     train_loop(loop_config, on_checkpoint=callback)   # each CheckpointEvent is gated
     result = callback("runs/a/checkpoints/checkpoint-step000000500-iter000010.pt", 500)
     print(result.summary(), result.scalars())
+    result = callback(path, 500, fair_komi=2.4, track="4/komi/standard")   # another track
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,17 +53,20 @@ class GateResult:
     reason: str  # "first", "threshold", "sprt" or "stale" (promoted or not, why)
     match: MatchResult | None  # the candidate (A) against the champion (B); None for "first"
     sprt: SprtResult | None  # the last SPRT look, when SPRT was used
+    komi: int | None = None  # the komi of the match's games (None: not known)
 
-    def scalars(self) -> dict[str, float]:
-        """Numbers for TensorBoard (`gate/...`)."""
-        values = {"gate/promoted": float(self.promoted)}
+    def scalars(self, per_track: bool = False) -> dict[str, float]:
+        """Numbers for TensorBoard: `gate/...`, or `gate/<track>/...` with `per_track` (a
+        gate of several tracks)."""
+        prefix = f"gate/{self.track}/" if per_track else "gate/"
+        values = {"promoted": float(self.promoted)}
         if self.match is not None:
-            values["gate/score"] = self.match.score
-            values["gate/games"] = float(self.match.num_games)
-            values["gate/score_lower"] = self.match.interval[0]
+            values["score"] = self.match.score
+            values["games"] = float(self.match.num_games)
+            values["score_lower"] = self.match.interval[0]
         if self.sprt is not None:
-            values["gate/sprt_llr"] = self.sprt.llr
-        return values
+            values["sprt_llr"] = self.sprt.llr
+        return {prefix + name: value for name, value in values.items()}
 
     def summary(self) -> str:
         verdict = "PROMOTED" if self.promoted else "rejected"
@@ -70,6 +77,28 @@ class GateResult:
         return (f"{self.track}: {self.candidate} vs champion {self.champion}: "
                 f"+{m.wins} ={m.draws} -{m.losses}, score {m.score:.3f} "
                 f"[{m.interval[0]:.3f}, {m.interval[1]:.3f}] -> {verdict} ({self.reason})")
+
+
+@dataclass(frozen=True)
+class MixGateResult:
+    """The gates of one checkpoint on several tracks, one GateResult each, in the mix's
+    order."""
+
+    results: tuple[GateResult, ...]
+
+    def scalars(self) -> dict[str, float]:
+        """Every track's numbers, as `gate/<track>/...` (`gate/...` when there is only one)."""
+        per_track = len(self.results) > 1
+        return {name: value for result in self.results
+                for name, value in result.scalars(per_track).items()}
+
+    def summary(self) -> str:
+        return "\n".join(result.summary() for result in self.results)
+
+    @property
+    def promoted(self) -> list[str]:
+        """The tracks whose champion the candidate became."""
+        return [result.track for result in self.results if result.promoted]
 
 
 def gate_match(
@@ -134,11 +163,14 @@ def run_gate(
     progress: ProgressFn | None = None,
     opening_plies: int = 2,
     opening_agent: Any = None,
+    fair_komi: float | None = None,
 ) -> GateResult:
-    """Gate one checkpoint against its track's champion and update the registry.
+    """Gate one checkpoint against the champion of the track of `rules` and update the
+    registry.
 
-    factory: builds agents from specs (default: an AgentFactory with the default
-    SearchConfig). The champion is rebuilt from its registry path.
+    factory: builds agents from specs for `rules` (default: an AgentFactory with the default
+    SearchConfig). The champion is rebuilt from its registry path. fair_komi: the run's
+    estimate for this track, kept in a promotion's registry entry.
     """
     candidate_path = _checkpoint_path(candidate)
     registry = ChampionRegistry(config.registry)
@@ -146,7 +178,8 @@ def run_gate(
     factory = factory or AgentFactory(rules, registry=config.registry)
     current = registry.champion(track)
     if current is None:
-        return _promote(registry, track, candidate_path, None, step, "first", None, None)
+        return _promote(registry, track, candidate_path, None, step, "first", None, None,
+                        komi, fair_komi)
     if Path(current.checkpoint).resolve() == Path(candidate_path).resolve():
         raise ValueError(f"candidate {candidate_path!r} is already the champion of {track.key}")
     candidate_agent = factory(f"checkpoint:{candidate_path}")
@@ -158,30 +191,32 @@ def run_gate(
     )
     if not promote:
         return GateResult(track.key, candidate_path, current.checkpoint, step, False, reason,
-                          match, last_sprt)
+                          match, last_sprt, komi)
     return _promote(registry, track, candidate_path, current.checkpoint, step, reason, match,
-                    last_sprt)
+                    last_sprt, komi, fair_komi)
 
 
 def _promote(registry: ChampionRegistry, track: Track, candidate: str, previous: str | None,
-             step: int, reason: str, match: MatchResult | None, last_sprt: SprtResult | None
-             ) -> GateResult:
-    extra: dict[str, Any] = {}
+             step: int, reason: str, match: MatchResult | None, last_sprt: SprtResult | None,
+             komi: int, fair_komi: float | None) -> GateResult:
+    extra: dict[str, Any] = {"komi": int(komi)}
     if match is not None:
-        extra = {"wins": match.wins, "draws": match.draws, "losses": match.losses,
-                 "interval": list(match.interval)}
+        extra.update(wins=match.wins, draws=match.draws, losses=match.losses,
+                     interval=list(match.interval))
     if last_sprt is not None:
         extra["sprt_llr"] = last_sprt.llr
     entry = ChampionEntry(
         checkpoint=candidate, step=int(step), reason=reason,
         score=None if match is None else match.score,
         games=0 if match is None else match.num_games, extra=extra,
+        fair_komi=_finite_or_none(fair_komi),
     )
     try:
         registry.promote(track, entry, expected_previous=previous)
     except StaleChampionError:
-        return GateResult(track.key, candidate, previous, step, False, "stale", match, last_sprt)
-    return GateResult(track.key, candidate, previous, step, True, reason, match, last_sprt)
+        return GateResult(track.key, candidate, previous, step, False, "stale", match, last_sprt,
+                          komi)
+    return GateResult(track.key, candidate, previous, step, True, reason, match, last_sprt, komi)
 
 
 def make_gating_callback(
@@ -199,17 +234,20 @@ def make_gating_callback(
 
     `callback(event)` takes the loop's CheckpointEvent (`.path`, `.counters.step`,
     `.fair_komi`), so it can be passed as `train_loop(config, on_checkpoint=callback)`;
-    `callback(path, step, fair_komi=None)` works too. Each call gates the checkpoint against
-    the current champion of the rules' track (seeded by `seed + step`) and logs a one-line
-    summary through `log`. komi None: the fair-komi estimate rounded into the rules' range
-    (0 without one). search_config (a SearchConfig) and device configure the checkpoint
-    agents; `factory` replaces the default AgentFactory (tests, custom agents).
+    `callback(path, step, fair_komi=None, track=None)` works too. Each call gates the
+    checkpoint against the current champion of `track` (a Track or its "6/komi/standard"
+    form; None: the track of `rules`), playing that track's rules (seeded by `seed + step`),
+    and logs a one-line summary through `log`. komi None: the fair-komi estimate rounded into
+    the track's range (0 without one). search_config (a SearchConfig) and device configure
+    the checkpoint agents; `factory` replaces the default AgentFactory (tests, custom agents;
+    one without `for_rules` plays every track with its own rules).
     """
     factory = factory or AgentFactory(rules, search_config=search_config, device=device,
                                       registry=config.registry)
+    home = Track.from_rules(rules)
 
-    def callback(event: Any, step: int | None = None,
-                 fair_komi: float | None = None) -> GateResult:
+    def callback(event: Any, step: int | None = None, fair_komi: float | None = None,
+                 track: Track | str | None = None) -> GateResult:
         if hasattr(event, "path") and hasattr(event, "counters"):
             path, step = event.path, int(event.counters.step)
             estimate = getattr(event, "fair_komi", None)
@@ -217,9 +255,15 @@ def make_gating_callback(
             path, estimate = event, fair_komi
             if step is None:
                 raise ValueError(f"gating callback needs the step of {str(event)!r}")
-        game_komi = komi if komi is not None else rules.nearest_komi(estimate)
-        result = run_gate(rules, f"checkpoint:{path}", config, factory=factory, step=int(step),
-                          komi=game_komi, seed=seed + int(step), opening_plies=opening_plies)
+        played = home if track is None else Track.parse(track)
+        track_rules = rules if played == home else played.rules()
+        track_factory = factory
+        if played != home and hasattr(factory, "for_rules"):
+            track_factory = factory.for_rules(track_rules)
+        game_komi = komi if komi is not None else track_rules.nearest_komi(estimate)
+        result = run_gate(track_rules, f"checkpoint:{path}", config, factory=track_factory,
+                          step=int(step), komi=game_komi, seed=seed + int(step),
+                          opening_plies=opening_plies, fair_komi=_finite_or_none(estimate))
         if log is not None:
             log(result.summary())
         return result
@@ -227,12 +271,20 @@ def make_gating_callback(
     return callback
 
 
+def _finite_or_none(value: Any) -> float | None:
+    if value is None:
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
 def make_training_gate(rules: Rules, config: TrainingGateConfig, search_config: Any = None,
                        device: str = "auto", seed: int = 0,
                        log: Callable[[str], None] | None = print) -> Callable[..., Any] | None:
     """The training loop's `on_checkpoint` hook: gates every `every_iterations`-th checkpoint
-    exactly once, across crashes (`catena_zero.arena.training_gate.TrainingGate`); None when
-    gating is disabled."""
+    exactly once on each track of the run's mix (or of `config.tracks`), across crashes
+    (`catena_zero.arena.training_gate.TrainingGate`); None when gating is disabled. `rules`
+    are the run's (its only track when its CheckpointEvents name no mix)."""
     from catena_zero.arena.training_gate import TrainingGate  # it builds on this module
 
     if not config.enabled:
@@ -240,4 +292,4 @@ def make_training_gate(rules: Rules, config: TrainingGateConfig, search_config: 
     return TrainingGate(
         make_gating_callback(rules, config.gate, search_config=search_config, device=device,
                              seed=seed, opening_plies=config.opening_plies, log=log),
-        config.every_iterations, rules, config.gate.registry, log=log)
+        config.every_iterations, rules, config.gate.registry, log=log, tracks=config.tracks)

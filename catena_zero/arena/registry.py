@@ -1,6 +1,8 @@
 """Champion registry: the current champion of each track and the history of promotions.
 
-A track is (board side, game type, scoring). The registry is one small JSON file:
+A track is (board side, game type, scoring). Each track has its own champion, and one
+checkpoint (a size-general network) may be the champion of several tracks: their entries then
+name the same file. The registry is one small JSON file:
 
     {"format": "catena_zero.champion_registry", "format_version": 1,
      "tracks": {"side6-komi-standard": {"champion": {...}, "history": [{...}, ...]}}}
@@ -59,6 +61,9 @@ class ChampionEntry:
         default_factory=lambda: datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     )  # UTC time of the promotion
     extra: dict = field(default_factory=dict)  # free-form details (e.g. W/D/L, SPRT LLR)
+    # The run's fair-komi estimate for the track at the promotion (the gate's komi was it,
+    # rounded into the rules' range); None when unknown. Optional: files without it still read.
+    fair_komi: float | None = None
 
     @classmethod
     def from_dict(cls, data: Any, where: str) -> ChampionEntry:
@@ -92,7 +97,7 @@ def _check_field(name: str, value: Any) -> str | None:
         return None if isinstance(value, str) else "a string"
     if name == "previous":
         return None if value is None or isinstance(value, str) else "a string or null"
-    if name == "score":
+    if name in ("score", "fair_komi"):
         fits = value is None or (isinstance(value, int | float) and not isinstance(value, bool)
                                  and math.isfinite(value))
         return None if fits else "a finite number or null"
@@ -226,6 +231,14 @@ class ChampionRegistry:
 
     def tracks(self) -> list[str]:
         return sorted(self.read()["tracks"])
+
+    def checkpoints(self) -> set[str]:
+        """Every checkpoint path an entry of any track names (champions and history)."""
+        named = set()
+        for track in self.read()["tracks"].values():
+            entries = [*track["history"], *([track["champion"]] if track.get("champion") else [])]
+            named.update(entry["checkpoint"] for entry in entries)
+        return named
 
     def promote(
         self,

@@ -6,7 +6,9 @@
     "checkpoint:PATH"   a trained network (checkpoint file) searching with the given SearchConfig
     "champion"          the registry's champion of the rules' track, as a checkpoint agent
 
-A bare path to an existing file is read as "checkpoint:PATH".
+A bare path to an existing file is read as "checkpoint:PATH". A checkpoint plays any board
+side, whichever it was trained on (a size-general network has none); one whose network reads
+more input planes or globals than the observation has is refused.
 """
 
 from __future__ import annotations
@@ -69,6 +71,9 @@ class AgentFactory:
 
     search_config: `catena_zero.mcts.config.SearchConfig` for checkpoint agents (the
     default SearchConfig when None). registry: champion registry file for "champion".
+    A checkpoint agent plays these rules whatever board its network was trained on (every
+    network's weights fit every side); `for_rules` gives the factory of other rules, sharing
+    the loaded networks (a mixed run gates one checkpoint on each of its tracks).
     """
 
     def __init__(self, rules: Rules, search_config: Any = None, device: str = "auto",
@@ -77,9 +82,18 @@ class AgentFactory:
         self.search_config = search_config
         self.device = device
         self.registry = None if registry is None else ChampionRegistry(registry)
-        # Least recently used last; bounded so a long training run's gates do not keep
-        # every checkpoint's network alive.
-        self._evaluators: OrderedDict[str, Any] = OrderedDict()
+        self._networks = _NetworkCache(MAX_CACHED_NETWORKS)
+        self._engine: Any = None
+
+    def for_rules(self, rules: Rules) -> AgentFactory:
+        """The factory of `rules` with these settings and registry, sharing the networks
+        loaded by this one; this factory itself when `rules` are its own track's."""
+        if Track.from_rules(rules) == Track.from_rules(self.rules):
+            return self
+        other = AgentFactory(rules, self.search_config, self.device)
+        other.registry = self.registry
+        other._networks = self._networks
+        return other
 
     def __call__(self, spec: str | AgentSpec, temperature: float = 0.0) -> Any:
         """The agent of `spec`. temperature > 0: checkpoint agents sample every move from
@@ -120,14 +134,40 @@ class AgentFactory:
         return SearchConfig()
 
     def evaluator(self, path: str) -> Any:
-        """A NetworkEvaluator for the checkpoint at `path` (loaded once per factory)."""
+        """A NetworkEvaluator of these rules for the checkpoint at `path` (its network loaded
+        once for this factory and those of `for_rules`)."""
+        if self._engine is None:
+            from catena_zero.rules import Engine
+
+            self._engine = Engine(self.rules)
+        return self._networks.evaluator(path, self._engine, self.device)
+
+
+class _NetworkCache:
+    """The networks of checkpoints (InferenceModels by resolved path) and their evaluators
+    (by path and track). Least recently used last; bounded so a long training run's gates do
+    not keep every checkpoint's network alive."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.models: OrderedDict[str, Any] = OrderedDict()
+        self.evaluators: dict[tuple[str, str], Any] = {}
+
+    def evaluator(self, path: str | os.PathLike, engine: Any, device: str) -> Any:
+        from catena_zero.selfplay.evaluator import NetworkEvaluator
+
         key = str(Path(path).resolve())
-        if key not in self._evaluators:
-            self._evaluators[key] = load_checkpoint_evaluator(path, self.rules, self.device)
-            while len(self._evaluators) > MAX_CACHED_NETWORKS:
-                self._evaluators.popitem(last=False)
-        self._evaluators.move_to_end(key)
-        return self._evaluators[key]
+        if key not in self.models:
+            self.models[key] = load_checkpoint_model(path, device)
+            while len(self.models) > self.limit:
+                evicted, _ = self.models.popitem(last=False)
+                for cached in [cached for cached in self.evaluators if cached[0] == evicted]:
+                    del self.evaluators[cached]
+        self.models.move_to_end(key)
+        track = Track.from_rules(engine.rules).key
+        if (key, track) not in self.evaluators:
+            self.evaluators[(key, track)] = NetworkEvaluator(self.models[key], engine)
+        return self.evaluators[(key, track)]
 
 
 def _set_name(agent: Any, name: str) -> None:
@@ -137,37 +177,48 @@ def _set_name(agent: Any, name: str) -> None:
         pass
 
 
-def load_checkpoint_evaluator(path: str | os.PathLike, rules: Rules, device: str = "auto") -> Any:
-    """Network of a training checkpoint wrapped as an EvaluateFn for `rules`.
+def load_checkpoint_model(path: str | os.PathLike, device: str = "auto") -> Any:
+    """The network of a training checkpoint as an InferenceModel on `device`, for any board.
 
     Refuses (CheckpointError, a ValueError, one line naming the file) a missing or damaged
-    file or a checkpoint trained for another board.
+    file or a network the observation cannot feed (`check_network_inputs`).
     """
-    from catena_zero.rules import Engine
-    from catena_zero.selfplay.evaluator import NetworkEvaluator
+    from catena_zero.network import InferenceModel
     from catena_zero.train.checkpoint import CheckpointError, load_checkpoint
 
     path = Path(path)
     if not path.exists():
         raise CheckpointError(f"checkpoint {path}: does not exist")
     checkpoint = load_checkpoint(path)
-    check_checkpoint_rules(checkpoint.rules, rules, path)
     net = checkpoint.net
+    check_network_inputs(net, path)
     net.eval()
-    return NetworkEvaluator(net, Engine(rules), device)
+    return InferenceModel(net, device)
 
 
-def check_checkpoint_rules(stored: Any, rules: Rules, path: Path) -> None:
-    """CheckpointError (a ValueError) when a checkpoint's board side (its rules dict holds
-    side/game_type/scoring) differs from that of `rules`."""
+def load_checkpoint_evaluator(path: str | os.PathLike, rules: Rules, device: str = "auto") -> Any:
+    """Network of a training checkpoint wrapped as an EvaluateFn for `rules` (any side: the
+    board a checkpoint was trained on does not bind its network); refusals as
+    `load_checkpoint_model`."""
+    from catena_zero.rules import Engine
+    from catena_zero.selfplay.evaluator import NetworkEvaluator
+
+    return NetworkEvaluator(load_checkpoint_model(path, device), Engine(rules))
+
+
+def check_network_inputs(net: Any, path: Path) -> None:
+    """CheckpointError (a ValueError) when the network of the checkpoint at `path` reads more
+    input planes or globals than the observation has.
+
+    A network reads the first `num_planes` planes and `num_globals` globals of the observation
+    and has no tensor tied to a board's size, so one trained on any side (or on none, a
+    size-general net) plays every side; game type and scoring reach it only through its
+    global inputs, so the gate keeps tracks apart by the arena's rules.
+    """
+    from catena_zero.rules import NUM_GLOBALS, NUM_PLANES
     from catena_zero.train.checkpoint import CheckpointError
 
-    if not isinstance(stored, dict):
-        return
-    wanted = Track.from_rules(rules)
-    side = stored.get("side")
-    if side is not None and side != wanted.side:
-        raise CheckpointError(f"checkpoint {path}: trained for side {side}, the arena plays "
-                              f"side {wanted.side}")
-    # Game type and scoring only enter the network through its global inputs, so a net of
-    # another variant still runs; the gate keeps tracks apart by the arena's rules.
+    if net.num_planes > NUM_PLANES or net.num_globals > NUM_GLOBALS:
+        raise CheckpointError(f"checkpoint {path}: its network reads {net.num_planes} planes "
+                              f"and {net.num_globals} globals, the observation has "
+                              f"{NUM_PLANES} and {NUM_GLOBALS}")

@@ -178,6 +178,9 @@ def _entry_field(name: str, value: object) -> str:
     (_entry_field("previous", 5), "field 'previous'"),
     (_entry_field("promoted_at", None), "field 'promoted_at'"),
     (_entry_field("extra", [1]), "field 'extra' must be an object"),
+    (_entry_field("fair_komi", "1.5"), "field 'fair_komi' must be a finite number"),
+    (_entry_field("fair_komi", True), "field 'fair_komi'"),
+    (_entry_field("fair_komi", float("inf")), "field 'fair_komi'"),
 ])
 def test_every_malformed_part_of_the_file_is_refused_by_name(tmp_path, content, named):
     path = tmp_path / "champions.json"
@@ -204,3 +207,17 @@ def test_a_bad_track_name_and_an_unreadable_file_are_refused(tmp_path):
         ChampionRegistry(path).champion(TRACK)
     with pytest.raises(RegistryCorruptError, match="cannot read"):
         ChampionRegistry(tmp_path).champion(TRACK)
+
+
+def test_an_entry_keeps_its_fair_komi_and_older_entries_read_without_one(tmp_path):
+    path = tmp_path / "champions.json"
+    path.write_text(_document())  # written before entries had a fair komi
+    registry = ChampionRegistry(path)
+    assert registry.champion(TRACK).fair_komi is None
+    registry.promote(TRACK, ChampionEntry("b.pt", fair_komi=2.5))
+    other = Track(2, "komi", "standard")
+    registry.promote(other, ChampionEntry("b.pt", fair_komi=0))
+    assert registry.champion(TRACK).fair_komi == 2.5
+    assert registry.champion(other).fair_komi == 0
+    assert json.loads(path.read_text())["format_version"] == 1
+    assert registry.checkpoints() == {"a.pt", "b.pt"}  # "b.pt" champions two tracks
