@@ -80,14 +80,15 @@ def test_learner_core_smooths_the_fair_komi_like_the_inline_loop(tmp_path: Path)
     config = dataclasses.replace(config, selfplay=dataclasses.replace(
         config.selfplay, fair_komi_smoothing=0.75))
     learner = LearnerCore(config)
+    engine, evaluator, _ = learner.players.of(learner.mix.tracks[0])  # the run's one track
     first = learner.state.fair_komi
-    assert first == estimate_fair_komi(learner.engine, learner.evaluator)
+    assert first == estimate_fair_komi(engine, evaluator)
     worker = SelfPlayWorkerCore(config, worker_index=0)
     weights = learner.weights()
     task = SelfPlayTask(task_id=0, attempt=0, fair_komi=first, weights_version=weights.version,
                         shard_path=str(pending_dir(tmp_path) / "shard-000000000000.npz"))
     status = learner.consume(worker.play(task, weights))
-    estimate = estimate_fair_komi(learner.engine, learner.evaluator)  # of the trained net
+    estimate = estimate_fair_komi(engine, evaluator)  # of the trained net
     assert status.fair_komi == pytest.approx(0.75 * first + 0.25 * estimate, abs=1e-6)
     checkpoint = load_checkpoint(status.checkpoint)
     assert checkpoint.extra["fair_komi"] == pytest.approx(status.fair_komi)
