@@ -1,6 +1,7 @@
 """catena-zero train: alternate self-play and training, writing shards, checkpoints and logs.
 
-    catena-zero train preset=side4 run_dir=runs/side4            # a fresh run
+    catena-zero train run_dir=runs/general                       # one net, every side/variant
+    catena-zero train preset=side4 run_dir=runs/side4            # one track
     catena-zero train preset=side4 run_dir=runs/side4 resume=true  # continue it exactly
     catena-zero train preset=tiny iterations=3 device=cpu          # seconds
 
