@@ -5,9 +5,11 @@
     catena-zero export --checkpoint C.pt --output m.pt --elo_csv runs/ladder/elo.csv
     catena-zero export --convert old-format1.pt --output m.pt    # read without unpickling
 
-Its metadata holds the rules, komi range, network config, Elo, training steps and format
-version; loading it never unpickles anything. It also holds a torch.export program for
-torch-only users of files they trust (catena_zero.export.model_file).
+Its metadata holds the tracks the checkpoint was trained on (for a size-general run, every
+track of its mix, from the checkpoint), each with its komi range, Elo and fair komi, and the
+network config, training steps and format version; loading it never unpickles anything.
+It also holds a torch.export program for torch-only users of files they trust
+(catena_zero.export.model_file).
 """
 
 from __future__ import annotations
@@ -39,8 +41,14 @@ def main(overrides: list[str]) -> int:
         if isinstance(error, file_errors()):
             raise  # a damaged checkpoint or registry is not a config error
         raise ConfigError(str(error)) from error
-    elo = "unrated" if metadata.elo is None else f"Elo {metadata.elo:.0f}"
-    print(f"wrote {config.output}: side {metadata.side} {metadata.game_type}/{metadata.scoring}, "
-          f"{metadata.training_steps} training steps, {elo}, format version "
-          f"{metadata.format_version}")
+    if len(metadata.tracks) == 1:
+        elo = "unrated" if metadata.elo is None else f"Elo {metadata.elo:.0f}"
+        what = f"side {metadata.side} {metadata.game_type}/{metadata.scoring}, "
+    else:
+        rated = sum(track.elo is not None for track in metadata.tracks)
+        kind = "size-general" if metadata.is_general else f"side-{metadata.home_side}"
+        elo = f"{rated} rated"
+        what = (f"{kind} network, tracks {', '.join(map(str, metadata.tracks))}, ")
+    print(f"wrote {config.output}: {what}{metadata.training_steps} training steps, {elo}, "
+          f"format version {metadata.format_version}")
     return 0

@@ -29,7 +29,7 @@ import torch
 from catena_zero.export.metadata import (
     ARCHITECTURE,
     FORMAT_NAME,
-    FORMAT_VERSION,
+    PER_SIDE_VERSION,
     ModelFileError,
     ModelMetadata,
 )
@@ -111,8 +111,9 @@ def _format1_metadata(path: Path, values: dict) -> ModelMetadata:
     track_fields = ("side", "game_type", "scoring", "komi_range", "elo", "elo_reference")
     track = {key: values[key] for key in track_fields if key in values}
     current = {key: value for key, value in values.items() if key not in track_fields}
-    # The new file's program (if any) is written by this torch.
-    current.update(tracks=[track], format_version=FORMAT_VERSION, architecture=ARCHITECTURE,
+    # A format-1 file is one side's network on its one track: version 2 holds it. The new
+    # file's program (if any) is written by this torch.
+    current.update(tracks=[track], format_version=PER_SIDE_VERSION, architecture=ARCHITECTURE,
                    torch_version=torch.__version__)
     return ModelMetadata.from_dict(current, str(path))
 

@@ -4,23 +4,43 @@
     export_model(Track(6, "komi", "standard"), "side6.pt", registry="runs/champions.json",
                  elo_csv="runs/ladder6/elo.csv")
     export_from_config(ExportConfig(convert="old-side6.pt", output="side6.pt"))  # format 1
+    export_model("runs/mix/checkpoints/....pt", "general.pt", elos={"4/komi/standard": 610.0})
 
-The Elo stored in the file is, in order: the explicit `elo`, else the row of an arena ladder
-`elo.csv` (`catena-zero arena ladder`) whose step is the checkpoint's, else none (unrated).
+Tracks. The file lists the tracks the checkpoint was trained on: those its `extra` names
+(`{"tracks": ["6/komi/standard", ...]}`, a size-general run's mix), else its own rules'
+track; `tracks=` replaces that list. The source's track comes first (the checkpoint's own
+rules, or the exported champion's track): it is the model's default board.
+
+Elo. The source's track gets, in order: the explicit `elo`, else the row of an arena ladder
+`elo.csv` (`catena-zero arena ladder`) whose step is the checkpoint's, else none (unrated);
+any track may get one from `elos={track: Elo}` instead.
+
+Fair komi. Each track gets `fair_komis[track]`, else the checkpoint's estimate for it
+(`extra["fair_komis"][Track.key]`, or for its own track `extra["fair_komi"]`), else none.
+Tracks are named as in configs ("6/komi/standard"), by key ("side6-komi-standard") or as
+`catena_zero.rules.Track`s.
 """
 
 from __future__ import annotations
 
+import math
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from catena_zero.arena.elo import read_elo_csv
-from catena_zero.arena.registry import ChampionRegistry, Track
+from catena_zero.arena.registry import ChampionRegistry
 from catena_zero.export.convert import convert_model_file
-from catena_zero.export.model_file import ModelMetadata, metadata_for, save_model_file
-from catena_zero.rules import Rules
-from catena_zero.train.checkpoint import build_network, load_checkpoint
+from catena_zero.export.model_file import (
+    ModelMetadata,
+    ModelTrack,
+    metadata_for,
+    save_model_file,
+)
+from catena_zero.rules import Rules, Track
+from catena_zero.train.checkpoint import Checkpoint, build_network, load_checkpoint
 
 LADDER_REFERENCE = "arena ladder (Bradley-Terry), uniform random player = 0"
 
@@ -72,34 +92,106 @@ def resolve_source(source: str | os.PathLike | Track, registry: str | os.PathLik
     return path, f"checkpoint {path}"
 
 
+def checkpoint_tracks(checkpoint: Checkpoint) -> list[Track]:
+    """The tracks a checkpoint was trained on: its own rules' track first, then the others
+    its `extra["tracks"]` names (a size-general run's mix)."""
+    own = Track.from_rules(Rules(**checkpoint.rules))
+    named = checkpoint.extra.get("tracks", [])
+    if not isinstance(named, list | tuple):
+        raise ValueError(f"checkpoint {checkpoint.path}: extra tracks must be a list of "
+                         f"tracks, got {named!r:.80}")
+    try:
+        tracks = [Track.parse(item) for item in named]
+    except ValueError as error:
+        raise ValueError(f"checkpoint {checkpoint.path}: extra tracks: {error}") from None
+    return [own] + [track for index, track in enumerate(tracks)
+                    if track != own and track not in tracks[:index]]
+
+
+def _checkpoint_fair_komis(checkpoint: Checkpoint) -> dict[Track, float]:
+    """The checkpoint's fair-komi estimates by track (`extra["fair_komis"]` keyed by
+    Track.key, else `extra["fair_komi"]` for its own track); non-finite ones are left out."""
+    extra = checkpoint.extra
+    estimates: dict[Track, float] = {}
+    named = extra.get("fair_komis")
+    if isinstance(named, Mapping):
+        for key, value in named.items():
+            try:
+                estimates[Track.parse(key)] = float(value)
+            except (TypeError, ValueError) as error:
+                raise ValueError(f"checkpoint {checkpoint.path}: extra fair_komis entry "
+                                 f"{key!r:.40}: {error}") from None
+    elif isinstance(extra.get("fair_komi"), int | float):
+        estimates[Track.from_rules(Rules(**checkpoint.rules))] = float(extra["fair_komi"])
+    return {track: value for track, value in estimates.items() if math.isfinite(value)}
+
+
+def _by_track(values: Mapping[Any, float] | None, tracks: Sequence[Track],
+              what: str) -> dict[Track, float]:
+    """`values` keyed by Track; ValueError for a key that is not one of `tracks`."""
+    result = {}
+    for key, value in (values or {}).items():
+        track = Track.parse(key)
+        if track not in tracks:
+            raise ValueError(f"{what} names track {track}, which is not among the exported "
+                             f"tracks ({', '.join(map(str, tracks))})")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(
+                value):
+            raise ValueError(f"{what} of track {track} must be a finite number, got "
+                             f"{value!r:.40}")
+        result[track] = float(value)
+    return result
+
+
 def export_model(source: str | os.PathLike | Track, path: str | os.PathLike, *,
                  registry: str | os.PathLike | None = None, elo: float | None = None,
-                 elo_reference: str | None = None,
-                 elo_csv: str | os.PathLike | None = None) -> ModelMetadata:
+                 elo_reference: str | None = None, elo_csv: str | os.PathLike | None = None,
+                 tracks: Sequence[Track | str] | None = None,
+                 elos: Mapping[Track | str, float] | None = None,
+                 fair_komis: Mapping[Track | str, float] | None = None) -> ModelMetadata:
     """Write the model file of a checkpoint (path) or champion (Track); returns its metadata.
 
-    Raises ValueError (CheckpointError, ...) naming the problem when the source is missing
-    or damaged; nothing is written then.
+    `tracks` (default: the checkpoint's, see the module docstring) are listed in the file,
+    the source's track first; `elo` or `elo_csv` rate the source's track, `elos` and
+    `fair_komis` give any track's Elo and fair komi. Raises ValueError (CheckpointError, ...)
+    naming the problem when the source is missing or damaged, or a track is unknown;
+    nothing is written then.
     """
     checkpoint_path, description = resolve_source(source, registry)
     if not checkpoint_path.is_file():
         raise ValueError(f"checkpoint {checkpoint_path} does not exist")
     checkpoint = load_checkpoint(checkpoint_path)
-    rules = Rules(**checkpoint.rules)
-    if isinstance(source, Track) and Track.from_rules(rules) != source:
-        raise ValueError(f"the champion {checkpoint_path} was trained on {rules}, not on "
-                         f"track {source.key}")
+    trained = checkpoint_tracks(checkpoint)
+    if isinstance(source, Track) and source not in trained:
+        raise ValueError(f"the champion {checkpoint_path} was trained on "
+                         f"{', '.join(map(str, trained))}, not on track {source.key}")
+    listed = trained if tracks is None else [Track.parse(track) for track in tracks]
+    if not listed or len(set(listed)) != len(listed):
+        raise ValueError(f"tracks must name one or more distinct tracks, got "
+                         f"{', '.join(map(str, listed)) or 'none'}")
+    first = source if isinstance(source, Track) else trained[0]
+    if first in listed:
+        listed = [first] + [track for track in listed if track != first]
     net = build_network(checkpoint)
     step = int(checkpoint.counters.step)
+    ratings = _by_track(elos, listed, "elos")
     if elo is None and elo_csv is not None:
         elo = _elo_from_csv(elo_csv, step)
         if elo is None:
             raise ValueError(f"{elo_csv} has no row for step {step} of {checkpoint_path}")
-    if elo is not None and elo_reference is None:
+    if elo is not None:
+        if first not in listed:
+            raise ValueError(f"elo rates track {first}, which is not among the exported "
+                             f"tracks ({', '.join(map(str, listed))})")
+        ratings[first] = float(elo)
+    if ratings and elo_reference is None:
         elo_reference = LADDER_REFERENCE
-    metadata = metadata_for(net, rules, network_config=net.config.to_dict(), elo=elo,
-                            elo_reference=elo_reference, training_steps=step,
-                            source=description)
+    komis = _checkpoint_fair_komis(checkpoint) | _by_track(fair_komis, listed, "fair_komis")
+    entries = [ModelTrack.of(track, elo=ratings.get(track),
+                             elo_reference=elo_reference if track in ratings else None,
+                             fair_komi=komis.get(track)) for track in listed]
+    metadata = metadata_for(net, entries, network_config=net.config.to_dict(),
+                            training_steps=step, source=description)
     save_model_file(net, metadata, path)
     return metadata
 

@@ -1,14 +1,25 @@
 """What a model file says about itself: `catena_model.json`, checked field by field.
 
     metadata = metadata_for(net, Rules(side=4), network_config=net.config.to_dict(), elo=680.0)
+    metadata = metadata_for(general_net, [ModelTrack.of("6/komi/standard", elo=900.0),
+                                          ModelTrack.of("4/nokomi/standard")], ...)
     metadata.side, metadata.elo, metadata.tracks[0].komi_range
+    metadata.track_of(Rules(side=7))       # None: the model was not trained on that track
     PolicyValueNet.from_init_args(metadata.network_init_args())   # the net the weights fit
 
 The network is described by data only: its architecture name, its NetworkConfig and its
 input shapes; the project's own code rebuilds it (`network_init_args`). `tracks` lists the
-(side, game type, scoring) the weights play with the Elo and fair komi measured on each;
-format version 2 holds exactly one track (a size-general network would list several), and
-`side`, `elo`, ... read that track.
+(side, game type, scoring) the weights were trained and rated on, with the Elo and fair komi
+measured on each; `side`, `elo`, ... read the first track. Every network plays every side
+(its weights have no grid-dependent tensor); a track not in the list still plays, untested.
+
+Two format versions are read; each file is written in the lowest one that holds it:
+
+    version 2  one track, and a network with a home board: `grid_size`, `num_cells` and
+               `num_actions` are those of the track's board (the per-side networks)
+    version 3  one or more distinct tracks; `grid_size`, `num_cells` and `num_actions` are
+               all absent for a size-general network (no home board) or all present,
+               describing the home board of a per-side network (any side 2..10)
 
 Every value is checked on reading (type, range, agreement with the rules' board), so a
 damaged or hostile file is refused with one ModelFileError naming the file and the field.
@@ -20,17 +31,23 @@ import dataclasses
 import datetime
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 FORMAT_NAME = "catena-zero-model"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # the newest version, written for size-general or many-track models
+PER_SIDE_VERSION = 2  # written for one track of a network with that track's home board
+READ_VERSIONS = (PER_SIDE_VERSION, FORMAT_VERSION)
 ARCHITECTURE = "PolicyValueNet"
 OUTPUT_NAMES = ("policy_logits", "value_logits", "score", "ownership")
 # Bounds on the input shapes a file may state (the board and planes are far smaller).
 MAX_INPUTS = 4096
+# Distinct tracks there are: 9 board sides x 3 game types x 3 scorings.
+MAX_TRACKS = 81
+GRID_FIELDS = ("grid_size", "num_cells", "num_actions")
 
 
 class ModelFileError(ValueError):
@@ -49,6 +66,30 @@ class ModelTrack:
     elo_reference: str | None = None  # what the Elo is measured against
     fair_komi: float | None = None  # estimated fair komi (None = not estimated)
 
+    @classmethod
+    def of(cls, track, *, elo: float | None = None, elo_reference: str | None = None,
+           fair_komi: float | None = None) -> ModelTrack:
+        """The ModelTrack of a Track, a Rules, "6/komi/standard" or "side6-komi-standard"
+        (the komi range is the rules')."""
+        from catena_zero.rules import Track
+
+        track = Track.parse(track)
+        lo, hi = track.rules().komi_range
+        return cls(side=track.side, game_type=track.game_type, scoring=track.scoring,
+                   komi_range=(int(lo), int(hi)), elo=None if elo is None else float(elo),
+                   elo_reference=elo_reference,
+                   fair_komi=None if fair_komi is None else float(fair_komi))
+
+    @property
+    def track(self):
+        """The `catena_zero.rules.Track` of this track."""
+        from catena_zero.rules import Track
+
+        return Track(self.side, self.game_type, self.scoring)
+
+    def __str__(self) -> str:
+        return f"{self.side}/{self.game_type}/{self.scoring}"
+
     def rules(self):
         """The `catena_zero.rules.Rules` of this track."""
         from catena_zero.rules import Rules
@@ -60,13 +101,13 @@ class ModelTrack:
 class ModelMetadata:
     """The metadata of a model file (JSON inside the archive)."""
 
-    tracks: tuple[ModelTrack, ...]  # what the model plays (version 2: exactly one)
+    tracks: tuple[ModelTrack, ...]  # what the model was trained and rated on (first: its own)
     network: dict[str, Any]  # NetworkConfig as a dict (architecture description)
     num_planes: int  # P of the input planes [B, P, H, W]
     num_globals: int  # G of the global inputs [B, G]
-    grid_size: int  # H = W of the input planes (2n - 1)
-    num_cells: int  # C, the ownership width
-    num_actions: int  # A = C + 1 (the last action takes the button)
+    grid_size: int | None = None  # H = W of the home board (2n - 1); None: no home board
+    num_cells: int | None = None  # C of the home board (its ownership width); None: none
+    num_actions: int | None = None  # A = C + 1 of the home board; None: none
     training_steps: int | None = None  # optimiser steps of the checkpoint (None = unknown)
     source: str = ""  # the checkpoint path or champion track it came from
     created_utc: str = ""  # ISO time of export
@@ -104,26 +145,55 @@ class ModelMetadata:
     def elo_reference(self) -> str | None:
         return self.track.elo_reference
 
+    @property
+    def home_side(self) -> int | None:
+        """The side of the network's home board; None for a size-general network."""
+        from catena_zero.network.layout import side_of_grid
+
+        return None if self.grid_size is None else side_of_grid(self.grid_size)
+
+    @property
+    def is_general(self) -> bool:
+        """Whether the network was built without a home board (one net for every side)."""
+        return self.grid_size is None
+
+    @property
+    def program_grid_size(self) -> int:
+        """H of the planes the file's program takes: the home board's, else the first
+        track's board (a program is traced for one grid)."""
+        return self.grid_size if self.grid_size is not None else 2 * self.side - 1
+
+    def track_of(self, track) -> ModelTrack | None:
+        """The listed track of a Track, Rules or "6/komi/standard"; None when the model was
+        not trained on it (it still plays it)."""
+        from catena_zero.rules import Track
+
+        wanted = Track.parse(track)
+        return next((item for item in self.tracks if item.track == wanted), None)
+
     def rules(self):
-        """The `catena_zero.rules.Rules` the model was trained on."""
+        """The `catena_zero.rules.Rules` of the first track."""
         return self.track.rules()
 
     def network_init_args(self) -> dict[str, Any]:
         """`PolicyValueNet.from_init_args` arguments of the network the weights belong to."""
         from catena_zero.rules import get_board
 
-        return {
-            "num_planes": self.num_planes, "num_globals": self.num_globals,
-            "grid_size": self.grid_size,
-            "cell_grid_index": get_board(self.side).cell_grid_index.tolist(),
-            "config": dict(self.network),
-        }
+        args: dict[str, Any] = {"num_planes": self.num_planes, "num_globals": self.num_globals}
+        if self.grid_size is not None:
+            args["grid_size"] = self.grid_size
+            args["cell_grid_index"] = get_board(self.home_side).cell_grid_index.tolist()
+        args["config"] = dict(self.network)
+        return args
 
     def to_json(self) -> str:
         values = dataclasses.asdict(self)
         values["tracks"] = [dict(track, komi_range=list(track["komi_range"]))
                             for track in values["tracks"]]
         values["outputs"] = list(self.outputs)
+        if self.grid_size is None:  # a size-general network: no home board to describe
+            for name in GRID_FIELDS:
+                values.pop(name)
         return json.dumps(values, indent=2, sort_keys=True)
 
     @classmethod
@@ -172,35 +242,58 @@ class _Reader:
         if not isinstance(values, dict) or values.get("format") != FORMAT_NAME:
             raise self.fail(f"not a {FORMAT_NAME} file")
         version = values.get("format_version")
-        if version != FORMAT_VERSION or isinstance(version, bool):
-            raise self.fail(f"format version {version!r}; this catena-zero reads version "
-                            f"{FORMAT_VERSION} (re-export it)")
+        if isinstance(version, bool) or version not in READ_VERSIONS:
+            raise self.fail(f"format version {version!r:.20}; this catena-zero reads versions "
+                            f"{', '.join(map(str, READ_VERSIONS))} (re-export it)")
         architecture = self.field(values, "architecture", "str")
         if architecture != ARCHITECTURE:
             raise self.fail(f"architecture {architecture!r:.40} is not {ARCHITECTURE}")
         outputs = tuple(self.field(values, "outputs", "list"))
         if outputs != OUTPUT_NAMES:
             raise self.fail(f"outputs {list(outputs)!r:.80} are not {list(OUTPUT_NAMES)}")
-        tracks = self.field(values, "tracks", "list")
-        if len(tracks) != 1:
-            raise self.fail(f"format version {FORMAT_VERSION} holds exactly one track, "
-                            f"got {len(tracks)}")
-        track = self.track(tracks[0])
+        tracks = self.tracks(self.field(values, "tracks", "list"), version)
         steps = self.field(values, "training_steps", "int", None)
         if steps is not None and steps < 0:
             raise self.fail(f"metadata field training_steps must be >= 0, got {steps}")
         metadata = ModelMetadata(
-            tracks=(track,), network=self.network(self.field(values, "network", "dict")),
+            tracks=tracks, network=self.network(self.field(values, "network", "dict")),
             num_planes=self.count(values, "num_planes"),
             num_globals=self.count(values, "num_globals"),
-            grid_size=self.count(values, "grid_size"), num_cells=self.count(values, "num_cells"),
-            num_actions=self.count(values, "num_actions"), training_steps=steps,
+            **self.grid(values, version), training_steps=steps,
             source=self.field(values, "source", "str", ""),
             created_utc=self.field(values, "created_utc", "str", ""),
             torch_version=self.field(values, "torch_version", "str", ""),
+            format_version=version,
         )
         self.check_board(metadata)
         return metadata
+
+    def tracks(self, values: list, version: int) -> tuple[ModelTrack, ...]:
+        if version == PER_SIDE_VERSION and len(values) != 1:
+            raise self.fail(f"format version {PER_SIDE_VERSION} holds exactly one track, "
+                            f"got {len(values)}")
+        if not 1 <= len(values) <= MAX_TRACKS:
+            raise self.fail(f"format version {version} holds 1..{MAX_TRACKS} tracks, "
+                            f"got {len(values)}")
+        tracks = tuple(self.track(value) for value in values)
+        seen = set()
+        for track in tracks:
+            if track.track in seen:
+                raise self.fail(f"track {track} is listed twice")
+            seen.add(track.track)
+        return tracks
+
+    def grid(self, values: dict, version: int) -> dict[str, int | None]:
+        """The home board's shapes: required in version 2, all or none in version 3."""
+        present = [name for name in GRID_FIELDS if values.get(name) is not None]
+        if version == FORMAT_VERSION and not present:
+            return dict.fromkeys(GRID_FIELDS)
+        if version == FORMAT_VERSION and len(present) != len(GRID_FIELDS):
+            missing = [name for name in GRID_FIELDS if name not in present]
+            raise self.fail(f"metadata gives {', '.join(present)} but not "
+                            f"{', '.join(missing)} (a home board needs all three, a "
+                            f"size-general network none)")
+        return {name: self.count(values, name) for name in GRID_FIELDS}
 
     def track(self, values: Any) -> ModelTrack:
         if not isinstance(values, dict):
@@ -226,7 +319,10 @@ class _Reader:
         except (ValueError, TypeError) as error:
             raise self.fail(f"track {track.side!r}/{track.game_type!r:.20}/"
                             f"{track.scoring!r:.20} is not a valid rule set ({error})") from None
-        return track
+        # The canonical spelling ("KOMI" -> "komi"), so tracks compare and print alike.
+        canonical = track.track
+        return dataclasses.replace(track, game_type=canonical.game_type,
+                                   scoring=canonical.scoring)
 
     def network(self, values: dict) -> dict[str, Any]:
         from catena_zero.network import NetworkConfig
@@ -237,41 +333,79 @@ class _Reader:
             raise self.fail(f"network config is not valid ({error})") from None
 
     def check_board(self, metadata: ModelMetadata) -> None:
-        """The shapes must be those of the track's board (they size the input and output)."""
-        board = metadata.rules().board
+        """The home board's shapes size the input and output: in version 2 they must be the
+        track's board, in version 3 (when given) the board of some side."""
+        from catena_zero.network.layout import side_of_grid
+        from catena_zero.rules import get_board
+
+        if metadata.grid_size is None:
+            return
         stated = (metadata.grid_size, metadata.num_cells, metadata.num_actions)
+        if metadata.format_version == PER_SIDE_VERSION:
+            side = metadata.side
+        else:
+            side = side_of_grid(metadata.grid_size)
+            if side is None:
+                raise self.fail(f"grid_size {metadata.grid_size} is not 2n - 1 of a board "
+                                f"side n in 2..10")
+        board = get_board(side)
         expected = (board.grid_size, board.num_cells, board.num_actions)
         if stated != expected:
             raise self.fail(f"grid_size/num_cells/num_actions {stated} do not fit side "
-                            f"{metadata.side} (expected {expected})")
+                            f"{side} (expected {expected})")
 
 
-def _rules_value(value: Any) -> str:
-    return str(getattr(value, "value", value))
+def lowest_version(metadata: ModelMetadata) -> int:
+    """The version a file of `metadata` is written in: 2 for one track played by a network
+    whose home board is that track's board (what older readers read), else 3."""
+    per_side = (metadata.grid_size is not None and len(metadata.tracks) == 1
+                and metadata.grid_size == 2 * metadata.side - 1)
+    return PER_SIDE_VERSION if per_side else FORMAT_VERSION
+
+
+def _is_one_track(value: Any) -> bool:
+    """Whether `value` names one track (a Rules, Track, ModelTrack, string or 3-tuple)
+    rather than a sequence of them."""
+    if isinstance(value, str | ModelTrack) or not isinstance(value, Sequence):
+        return True
+    return len(value) == 3 and isinstance(value[0], int) and not isinstance(value[0], bool)
 
 
 def metadata_for(net: torch.nn.Module, rules, *, network_config: dict[str, Any],
                  elo: float | None = None, elo_reference: str | None = None,
                  fair_komi: float | None = None, training_steps: int | None = None,
                  source: str = "") -> ModelMetadata:
-    """Metadata for `net` trained on `rules` (shapes taken from the rules' board)."""
+    """Metadata for `net` trained on `rules`: one track (a Rules, a Track or
+    "6/komi/standard", with `elo`, `elo_reference` and `fair_komi`), or a sequence of tracks
+    (each a ModelTrack carrying its own Elo and fair komi, or a track as above, unrated).
+
+    The home board's shapes are the network's own (none for a size-general network); the
+    format version is `lowest_version`'s.
+    """
     from catena_zero.rules import NUM_GLOBALS
 
-    board = rules.board
-    lo, hi = rules.komi_range
-    track = ModelTrack(
-        side=int(rules.side), game_type=_rules_value(rules.game_type),
-        scoring=_rules_value(rules.scoring), komi_range=(int(lo), int(hi)),
-        elo=None if elo is None else float(elo), elo_reference=elo_reference,
-        fair_komi=None if fair_komi is None else float(fair_komi),
-    )
-    return ModelMetadata(
-        tracks=(track,), network=dict(network_config), num_planes=int(net.num_planes),
-        num_globals=int(getattr(net, "num_globals", NUM_GLOBALS)),
-        grid_size=int(board.grid_size),
-        num_cells=int(board.num_cells), num_actions=int(board.num_actions),
+    if _is_one_track(rules):
+        tracks = [rules if isinstance(rules, ModelTrack) else ModelTrack.of(
+            rules, elo=elo, elo_reference=elo_reference, fair_komi=fair_komi)]
+    else:
+        if (elo, elo_reference, fair_komi) != (None, None, None):
+            raise ValueError("with several tracks, give each its Elo and fair komi as a "
+                             "ModelTrack (elo, elo_reference and fair_komi are for one track)")
+        tracks = [item if isinstance(item, ModelTrack) else ModelTrack.of(item)
+                  for item in rules]
+    if not tracks:
+        raise ValueError("a model file lists at least one track")
+    grid_size = getattr(net, "grid_size", None)
+    shapes: dict[str, int | None] = dict.fromkeys(GRID_FIELDS)
+    if grid_size is not None:
+        shapes = {"grid_size": int(grid_size), "num_cells": int(net.num_cells),
+                  "num_actions": int(net.num_actions)}
+    metadata = ModelMetadata(
+        tracks=tuple(tracks), network=dict(network_config), num_planes=int(net.num_planes),
+        num_globals=int(getattr(net, "num_globals", NUM_GLOBALS)), **shapes,
         training_steps=None if training_steps is None else int(training_steps),
         source=str(source),
         created_utc=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         torch_version=torch.__version__,
     )
+    return dataclasses.replace(metadata, format_version=lowest_version(metadata))

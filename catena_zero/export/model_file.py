@@ -1,7 +1,7 @@
 """Standalone model files: JSON metadata and safetensors weights in a zip archive.
 
-A model file (format version 2; the bundled ones are `side4.pt` / `side6.pt`) is a zip of
-stored members:
+A model file (format version 2 or 3, see catena_zero.export.metadata; the bundled ones are
+`side4.pt` / `side6.pt`, version 2) is a zip of stored members:
 
     catena_model.json     the metadata (catena_zero.export.metadata.ModelMetadata)
     weights.safetensors   the network's state dict
@@ -22,6 +22,10 @@ torch-only users of a file they trust::
     # planes [B, P, H, W] float32, globals_ [B, G] float32 (catena_zero.rules.observe)
     # -> [B, A], [B, 3] (win/draw/loss, side to move), [B] margin points, [B, C] in [-1, 1]
 
+A program is traced for one grid: H = `grid_size` of the metadata when it has a home
+board, else that of the first track's board (a size-general network's program plays that
+side only; the network itself, which `load_model_file` rebuilds, plays every side).
+
 Format-1 files (a whole `torch.export` archive) are refused; `catena-zero export --convert`
 (catena_zero.export.convert) rewrites them reading only their raw weight storages.
 """
@@ -29,6 +33,7 @@ Format-1 files (a whole `torch.export` archive) are refused; `catena-zero export
 from __future__ import annotations
 
 import copy
+import dataclasses
 import io
 import json
 from collections.abc import Callable
@@ -44,16 +49,20 @@ from catena_zero.export.metadata import (
     FORMAT_NAME,
     FORMAT_VERSION,
     OUTPUT_NAMES,
+    PER_SIDE_VERSION,
+    READ_VERSIONS,
     ModelFileError,
     ModelMetadata,
     ModelTrack,
+    lowest_version,
     metadata_for,
 )
 
 __all__ = [
     "FORMAT_NAME", "FORMAT_VERSION", "METADATA_MEMBER", "OUTPUT_NAMES", "PROGRAM_MEMBER",
-    "WEIGHTS_MEMBER", "ModelFile", "ModelFileError", "ModelMetadata", "ModelTrack",
-    "load_model_file", "metadata_for", "read_file_bytes", "read_metadata", "save_model_file",
+    "PER_SIDE_VERSION", "READ_VERSIONS", "WEIGHTS_MEMBER", "ModelFile", "ModelFileError",
+    "ModelMetadata", "ModelTrack", "load_model_file", "lowest_version", "metadata_for",
+    "read_file_bytes", "read_metadata", "save_model_file",
 ]
 
 METADATA_MEMBER = "catena_model.json"
@@ -137,8 +146,8 @@ def _metadata_of(path: str | Path, archive: Archive) -> ModelMetadata:
             raise ModelFileError(
                 f"model file {path}: format version {values.get('format_version')!r} (a "
                 f"torch.export program, which only unpickling reads); this catena-zero reads "
-                f"version {FORMAT_VERSION}: convert it with `catena-zero export --convert "
-                f"{path} --output NEW.pt`")
+                f"versions {', '.join(map(str, READ_VERSIONS))}: convert it with `catena-zero "
+                f"export --convert {path} --output NEW.pt`")
         raise ModelFileError(f"model file {path}: not a {FORMAT_NAME} file")
     unexpected = sorted(set(names) - set(MEMBERS))
     if unexpected:
@@ -180,7 +189,9 @@ class ModelFile:
 
     @torch.inference_mode()
     def run(self, planes: np.ndarray, globals_: np.ndarray) -> dict[str, np.ndarray]:
-        """Evaluate observations: planes [B, P, H, W], globals [B, G] -> numpy outputs by name."""
+        """Evaluate observations: planes [B, P, H, W], globals [B, G] -> numpy outputs by name
+        ([B, A_n], [B, 3], [B], [B, C_n]). Any side n plays (H = 2n - 1): the network's
+        weights have no grid-dependent tensor, whatever its home board."""
         # Observations may carry planes and globals added after this model was trained: it
         # reads its own (both are append-only).
         planes = planes[:, : self.metadata.num_planes]
@@ -268,7 +279,7 @@ def _check_agreement(expected_module: torch.nn.Module, module: torch.nn.Module,
                      failure: Callable[[str], str], batches: tuple[int, ...] = (1, 5)) -> None:
     """Raise ModelFileError(failure(...)) unless `module` reproduces `expected_module`."""
     generator = torch.Generator().manual_seed(seed)
-    size = metadata.grid_size
+    size = metadata.program_grid_size
     with torch.no_grad():
         for batch in batches:
             planes = torch.rand((batch, metadata.num_planes, size, size), generator=generator)
@@ -286,7 +297,7 @@ def _export_program(net: torch.nn.Module, metadata: ModelMetadata) -> bytes:
     as its extra file `catena_model.json` for torch-only readers."""
     wrapper = net.as_tuple_module().eval()
     generator = torch.Generator().manual_seed(0)
-    size = metadata.grid_size
+    size = metadata.program_grid_size
     sample = (torch.rand((2, metadata.num_planes, size, size), generator=generator),
               torch.rand((2, metadata.num_globals), generator=generator))
     batch_dim = torch.export.Dim("batch", min=1, max=MAX_BATCH)
@@ -306,13 +317,16 @@ def save_model_file(net: torch.nn.Module, metadata: ModelMetadata, path: str | P
     """Write `net` (a PolicyValueNet; the caller's copy keeps its device and mode) and its
     metadata to `path`, atomically; with `program` also its torch.export program.
 
-    Raises ModelFileError, writing nothing, when the metadata does not describe `net` or the
-    written file would not reproduce it.
+    The file is written in `lowest_version(metadata)` (2 for a per-side network's one
+    track, else 3), whatever `metadata.format_version` says. Raises ModelFileError, writing
+    nothing, when the metadata does not describe `net` or the written file would not
+    reproduce it.
     """
     import safetensors.torch
 
     path = Path(path)
     net = copy.deepcopy(net).to("cpu").eval()
+    metadata = dataclasses.replace(metadata, format_version=lowest_version(metadata))
     described = ModelMetadata.from_dict(json.loads(metadata.to_json()), str(path))
     if net.init_args != described.network_init_args():
         raise ModelFileError(f"model file {path}: the metadata does not describe this network "

@@ -18,6 +18,10 @@ Extension hook (for model-backed players and analysis commands in other modules)
   it had before the command, so a refused command changes nothing.
 - `run_gtp(player=None, stdin=sys.stdin, stdout=sys.stdout)` is the convenience entry
   point (`python -m catena_zero.play.gtp` runs it with the random player).
+- A player with `track_note(rules) -> str | None` (ModelPlayer: a board and variant outside
+  the model's training) has that one line written to `note_stream` (default stderr, never
+  stdout, which carries only the protocol) when `boardsize` or `catena-set-rules` changes
+  the rules, or at the first `genmove` under rules not yet noted; once per rules.
 
 Framing: each input line is cleaned as GTP 2 says (control characters dropped, tabs to
 spaces, `#` comments cut, blank lines skipped); an optional numeric id (ASCII digits) is
@@ -123,8 +127,10 @@ class GtpEngine:
 
     def __init__(self, player: Player | None = None, name: str = "catena_zero",
                  version: str = catena_zero.__version__, rules: Rules | None = None,
-                 komi: int = 0, seed: int | None = None):
+                 komi: int = 0, seed: int | None = None, note_stream: TextIO | None = None):
         self.player = player if player is not None else RandomPlayer(seed)
+        self.note_stream = note_stream  # where track notes go; None = sys.stderr
+        self.noted_rules: Rules | None = None  # the rules the last track note was about
         self.name = name
         self.version = version
         self.rules = rules if rules is not None else Rules()
@@ -177,6 +183,21 @@ class GtpEngine:
             komi = 0
         self.game = Game(rules, komi=komi)
         self.rules, self.komi = rules, komi
+
+    def note_track(self) -> None:
+        """Write the player's note about the current rules (once per rules), on stderr."""
+        if self.rules == self.noted_rules:
+            return
+        self.noted_rules = self.rules
+        note_of = getattr(self.player, "track_note", None)
+        try:
+            note = note_of(self.rules) if note_of is not None else None
+        except ValueError:  # no model for the side: genmove will say so, on stdout
+            note = None
+        if note:
+            stream = self.note_stream if self.note_stream is not None else sys.stderr
+            stream.write(f"catena-zero: {note}\n")
+            stream.flush()
 
     # ----- protocol loop ---------------------------------------------------------------
 
@@ -310,6 +331,7 @@ def _boardsize(engine: GtpEngine, args: list[str]) -> str:
     rules = Rules(side=int(args[0]), game_type=engine.rules.game_type,
                   scoring=engine.rules.scoring)
     engine.new_game(rules)
+    engine.note_track()
     return ""
 
 
@@ -344,6 +366,7 @@ def _set_rules(engine: GtpEngine, args: list[str]) -> str:
                        f"komi, nokomi or double, scoring standard, longest or quadratic") \
             from error
     engine.new_game(rules)
+    engine.note_track()
     return ""
 
 
@@ -374,6 +397,7 @@ def _play(engine: GtpEngine, args: list[str]) -> str:
 
 def _genmove(engine: GtpEngine, args: list[str]) -> str:
     _colour_to_move(engine, args, 1, "genmove COLOR")
+    engine.note_track()
     action = int(engine.player.genmove(engine.game))
     if action not in engine.game.legal_actions():
         raise GtpError(f"the player chose an illegal action {action}")

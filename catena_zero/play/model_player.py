@@ -1,6 +1,6 @@
 """A player that searches with an exported model: genmove, analysis, komi and colour choice.
 
-    library = ModelLibrary("side6.pt")            # or ModelLibrary() for the bundled champions
+    library = ModelLibrary("side6.pt")            # or ModelLibrary() for the bundled models
     player = ModelPlayer(library, PlayerConfig(simulations=64))
     action = player.genmove(game)                 # game: catena_zero.rules.Game
     analysis = player.analyze(game)               # win rate, score lead, top moves, ownership
@@ -58,7 +58,9 @@ class PlayerConfig:
 
 
 class ModelEvaluator:
-    """EvaluateFn over a model file: observe, run the exported program, value = p(win) - p(loss)."""
+    """EvaluateFn over a model file: observe, run its network, value = p(win) - p(loss).
+
+    The engine's side may be any: the model's network reads planes of every grid."""
 
     def __init__(self, model: ModelFile, engine: Engine) -> None:
         self.model = model
@@ -110,13 +112,18 @@ def _winrate(value) -> float | np.ndarray:
 
 
 class ModelPlayer:
-    """Searches with the model of the game's board side (see module docstring)."""
+    """Searches with the model of the game's board side (see module docstring); one
+    size-general model (or a fixed file) plays every side."""
 
     def __init__(self, library: ModelLibrary, config: PlayerConfig | None = None) -> None:
         self.library = library
         self.config = config if config is not None else PlayerConfig()
         self.rng = np.random.default_rng(self.config.seed)
         self._evaluators: dict[Rules, ModelEvaluator] = {}
+
+    def track_note(self, rules: Rules) -> str | None:
+        """One line when `rules` are outside the model's training (see ModelLibrary.note)."""
+        return self.library.note(rules)
 
     def evaluator(self, rules: Rules) -> ModelEvaluator:
         """The evaluate_fn for `rules` (the model of its side; ModelFileError if none)."""

@@ -28,7 +28,7 @@ HELP = """commands:
 
 @dataclass
 class TerminalConfig:
-    side: int = 6  # board side (2..10); the model must be for this side
+    side: int = 6  # board side (2..10)
     game_type: str = "komi"  # "komi" | "nokomi" | "double"
     scoring: str = "standard"  # "standard" | "longest" | "quadratic"
     komi: int | None = 0  # komi added to White; None = the model chooses the most balanced one
@@ -67,6 +67,10 @@ def play_terminal(player, config: TerminalConfig, stdin: TextIO | None = None,
 
     rules = config.rules()
     say(f"catena-zero: {player.library.describe(rules.side)}")
+    note_of = getattr(player, "track_note", None)  # a board or variant not trained on
+    note = note_of(rules) if note_of is not None else None
+    if note:
+        say(note)
     session = PlaySession(player, rules, komi=config.komi, human_colour=config.colour)
     for note in session.notes:
         say(note)

@@ -4,9 +4,13 @@ Routes (every API answer is JSON; errors are `{"error": message}` with a 4xx sta
 
     GET  /                      the page (static/index.html)
     GET  /static/<file>         app.js, style.css
-    GET  /api/info              sides with a model, variants, komi ranges
+    GET  /api/info              sides with a model (every side 2..10 when one model
+                                plays them all), default_side, the models' trained
+                                tracks, variants, komi ranges
     POST /api/new               {side, game_type, scoring, komi: int | "auto",
                                  colour: "black" | "white" | "auto"} -> game state + token
+                                (every state has track_note: one line when the board and
+                                variant are outside the model's training, else null)
     GET  /api/state?game=ID     game state (answers at once; "thinking" while the model
                                 searches in that game)
     POST /api/move              {game, move: "F6" | "button"} -> state after the model's reply

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from catena_zero.play.bundled import default_side
 from catena_zero.play.session import COLOUR_NAMES, PlaySession, SessionError
 from catena_zero.rules import GameType, Rules, Scoring
 
@@ -86,10 +87,17 @@ class PlayService:
         self.lock = threading.Lock()  # guards `games` and `tokens` only, briefly
 
     def info(self) -> dict[str, Any]:
-        sides = self.player.library.sides()
+        """The sides with a model (every side 2..10 when one model plays them all), the
+        model of each, the side to start on, the tracks the models were trained on, the
+        variants and their komi ranges."""
+        library = self.player.library
+        sides = library.sides()
+        trained = getattr(library, "trained_tracks", None)
         return {
             "sides": sides,
-            "models": {str(side): self.player.library.describe(side) for side in sides},
+            "default_side": default_side(library),
+            "tracks": trained() if trained is not None else [],
+            "models": {str(side): library.describe(side) for side in sides},
             "game_types": [g.value for g in GameType],
             "scorings": [s.value for s in Scoring],
             "komi_ranges": {
@@ -258,6 +266,7 @@ class PlayService:
             "history": [board.action_name(a) for a in game.history],
             "model_moves": list(session.model_moves),
             "notes": list(session.notes),
+            "track_note": self._track_note(rules),
             "can_swap": session.swap_available() and session.human_to_move(),
             "can_undo": session.can_undo(),
             "eval": {
@@ -266,6 +275,12 @@ class PlayService:
                 "ownership_black": np.round(evaluation.ownership_black, 3).tolist(),
             },
         }
+
+
+    def _track_note(self, rules: Rules) -> str | None:
+        """The library's line about rules outside the model's training, if it has one."""
+        note_of = getattr(self.player.library, "note", None)
+        return note_of(rules) if note_of is not None else None
 
 
 def _field(body: dict[str, Any], name: str, kind: type, default: Any) -> Any:

@@ -1,5 +1,6 @@
 """Damaged model files: every kind is refused with one ModelFileError naming the file, and
-the CLI prints it as one line (no traceback, non-zero exit)."""
+the CLI prints it as one line (no traceback, non-zero exit). The damage runs on a per-side
+file (format version 2) and on a size-general one (version 3) alike."""
 
 from __future__ import annotations
 
@@ -24,13 +25,23 @@ from catena_zero.export.model_file import (
 from catena_zero.rules import NUM_GLOBALS
 from tests.export.archives import rewrite_archive, rewrite_metadata
 from tests.export.format1 import format1_model_file
-from tests.export.tiny_model import tiny_model_file
+from tests.export.tiny_model import tiny_general_model_file, tiny_model_file
+
+KINDS = {"per-side": lambda program=True: tiny_model_file(3, program=program),
+         "general": lambda program=True: tiny_general_model_file(program=program)}
 
 
 @pytest.fixture(scope="module")
 def model_path() -> Path:
     torch.set_num_threads(1)
     return tiny_model_file(3)
+
+
+@pytest.fixture(scope="module", params=list(KINDS))
+def any_model_path(request) -> Path:
+    """A per-side model file, then a size-general one."""
+    torch.set_num_threads(1)
+    return KINDS[request.param]()
 
 
 def _layout(path: Path) -> dict[str, int]:
@@ -74,8 +85,9 @@ def _refused(path: Path) -> str:
 
 @pytest.mark.parametrize("cut", [1, 4, 21, 22, 23, 100, 1000, "half", "all but 30",
                                  "all but 1"])
-def test_truncations_are_refused_as_truncated(model_path: Path, tmp_path: Path, cut) -> None:
-    data = model_path.read_bytes()
+def test_truncations_are_refused_as_truncated(any_model_path: Path, tmp_path: Path,
+                                              cut) -> None:
+    data = any_model_path.read_bytes()
     keep = {"half": len(data) // 2, "all but 30": 30, "all but 1": 1}.get(cut)
     keep = len(data) - cut if keep is None else keep
     damaged = tmp_path / "truncated.pt"
@@ -84,20 +96,21 @@ def test_truncations_are_refused_as_truncated(model_path: Path, tmp_path: Path, 
 
 
 @pytest.mark.parametrize("place", list(_layout(tiny_model_file(3))))
-def test_flipped_bytes_are_refused(model_path: Path, tmp_path: Path, place: str) -> None:
-    data = bytearray(model_path.read_bytes())
-    data[_layout(model_path)[place]] ^= 0x80  # 0x80 makes an ASCII name byte invalid UTF-8
+def test_flipped_bytes_are_refused(any_model_path: Path, tmp_path: Path, place: str) -> None:
+    data = bytearray(any_model_path.read_bytes())
+    data[_layout(any_model_path)[place]] ^= 0x80  # 0x80 makes an ASCII name byte invalid UTF-8
     damaged = tmp_path / "flipped.pt"
     damaged.write_bytes(bytes(data))
     assert any(word in _refused(damaged) for word in ("corrupt", "truncated"))
 
 
-def test_every_flip_of_structure_is_refused_or_harmless(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_flip_of_structure_is_refused_or_harmless(tmp_path: Path, kind: str) -> None:
     """A sweep: each flipped byte of the local headers, the central directory and the end
     record (and every 7th metadata byte, every 97th weight byte) is refused with one
     ModelFileError, or the file still loads and computes exactly what the good one does
     (the zip's cosmetic fields: version made by, file attributes)."""
-    good = tiny_model_file(3, program=False)
+    good = KINDS[kind](program=False)
     data = good.read_bytes()
     with zipfile.ZipFile(good) as archive:
         spans = {item.filename: (item.header_offset + 30 + len(item.filename),
@@ -150,8 +163,8 @@ def test_missing_empty_directory_foreign_and_other_version(model_path: Path,
             new.writestr(item.filename, old.read(item.filename), zipfile.ZIP_DEFLATED)
     assert "compressed" in _refused(compressed)
     version = tmp_path / "version.pt"
-    rewrite_metadata(model_path, version, lambda values: values.update(format_version=3))
-    assert "format version 3" in _refused(version)
+    rewrite_metadata(model_path, version, lambda values: values.update(format_version=4))
+    assert "format version 4" in _refused(version)
     old = _refused(format1_model_file(3))
     assert "format version 1" in old and "catena-zero export --convert" in old
 
@@ -217,9 +230,9 @@ def _corrupt_files(model_path: Path, directory: Path) -> dict[str, Path]:
             "directory": directory / "folder.pt", "missing": directory / "missing.pt"}
 
 
-def test_cli_prints_one_line_for_a_corrupt_model(model_path: Path, tmp_path: Path,
+def test_cli_prints_one_line_for_a_corrupt_model(any_model_path: Path, tmp_path: Path,
                                                  capsys) -> None:
-    files = _corrupt_files(model_path, tmp_path)
+    files = _corrupt_files(any_model_path, tmp_path)
     runs = [("gtp", kind) for kind in files] + [("play", "truncated"), ("serve", "name flip")]
     for command, kind in runs:
         path = files[kind]
@@ -253,8 +266,9 @@ def test_layout_offsets_point_where_they_say(model_path: Path) -> None:
     assert values["format_version"] == 2
 
 
-def test_zip_bombs_and_absurd_sizes_are_refused(model_path: Path, tmp_path: Path) -> None:
+def test_zip_bombs_and_absurd_sizes_are_refused(any_model_path: Path, tmp_path: Path) -> None:
     """Nothing is inflated and no declared size is believed beyond the file's own bytes."""
+    model_path = any_model_path
     bomb = tmp_path / "bomb.pt"
     with zipfile.ZipFile(model_path) as old, zipfile.ZipFile(bomb, "w") as new:
         for item in old.infolist():

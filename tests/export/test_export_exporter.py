@@ -1,4 +1,5 @@
-"""export_model: from a training checkpoint or a track's champion, with Elo and steps."""
+"""export_model: from a training checkpoint or a track's champion, with Elo and steps; a
+size-general checkpoint with every track of its mix."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from catena_zero.export.exporter import LADDER_REFERENCE, export_model
 from catena_zero.export.model_file import load_model_file
 from catena_zero.rules import Engine, Rules, observe
 from catena_zero.train import CheckpointError, Counters, TrainConfig, Trainer, save_checkpoint
-from tests.export.tiny_model import tiny_network
+from tests.export.tiny_model import tiny_general_network, tiny_network
 
 RULES = {"side": 3, "game_type": "komi", "scoring": "standard"}
 
@@ -93,3 +94,79 @@ def test_export_of_a_run_with_averaged_weights_exports_the_average(tmp_path: Pat
     exported = model.run(planes, globals_)["policy_logits"]
     np.testing.assert_allclose(exported, averaged.policy_logits.numpy(), atol=1e-5)
     assert not np.allclose(exported, trained.policy_logits.numpy(), atol=1e-3)
+
+
+@pytest.fixture(scope="module")
+def general_checkpoint(tmp_path_factory) -> Path:
+    """A size-general run's checkpoint: its mix's tracks and fair komis in `extra`."""
+    torch.set_num_threads(1)
+    trainer = Trainer(tiny_general_network(seed=6), TrainConfig(), device="cpu")
+    extra = {"tracks": ["3/komi/standard", "6/komi/standard", "4/nokomi/standard"],
+             "fair_komis": {"side3-komi-standard": 4.25, "side6-komi-standard": 8.2},
+             "fair_komi": 4.25}
+    return save_checkpoint(tmp_path_factory.mktemp("general"), trainer,
+                           Counters(step=0, iteration=2), config={}, rules=RULES, extra=extra)
+
+
+def test_a_general_checkpoint_exports_its_tracks(general_checkpoint: Path, tmp_path: Path):
+    meta = export_model(general_checkpoint, tmp_path / "general.pt", elo=300.0,
+                        elos={"side6-komi-standard": 500.0})
+    assert meta.format_version == 3 and meta.is_general and meta.training_steps == 0
+    assert [(str(t), t.elo, t.fair_komi) for t in meta.tracks] == [
+        ("3/komi/standard", 300.0, 4.25), ("6/komi/standard", 500.0, 8.2),
+        ("4/nokomi/standard", None, None)]
+    assert meta.tracks[1].elo_reference == LADDER_REFERENCE
+    assert meta.tracks[2].elo_reference is None
+    model = load_model_file(tmp_path / "general.pt")
+    assert model.metadata == meta
+    for side in (2, 6, 10):
+        engine = Engine(Rules(side=side))
+        planes, globals_ = observe(engine, engine.new_games(2, komi=np.array([0, 5])))
+        with torch.no_grad():
+            expected = tiny_general_network(seed=6)(torch.from_numpy(planes),
+                                                    torch.from_numpy(globals_))
+        np.testing.assert_allclose(model.run(planes, globals_)["policy_logits"],
+                                   expected.policy_logits.numpy(), atol=1e-5)
+
+
+def test_given_tracks_replace_the_checkpoints(general_checkpoint: Path, tmp_path: Path):
+    meta = export_model(general_checkpoint, tmp_path / "two.pt",
+                        tracks=["5/double/longest", Track(3, "komi", "standard")],
+                        fair_komis={"5/double/longest": 0.5})
+    # The checkpoint's own track comes first; its fair komi is the checkpoint's.
+    assert [(str(t), t.fair_komi) for t in meta.tracks] == [("3/komi/standard", 4.25),
+                                                            ("5/double/longest", 0.5)]
+    for arguments, message in [
+        ({"elos": {"7/komi/standard": 1.0}}, "elos names track 7/komi/standard"),
+        ({"fair_komis": {"3/komi/standard": float("nan")}}, "must be a finite number"),
+        ({"tracks": []}, "one or more distinct tracks"),
+        ({"tracks": ["4/komi/standard", "side4-komi-standard"]}, "distinct tracks"),
+        ({"tracks": ["4/komi/standard"], "elo": 10.0}, "elo rates track 3/komi/standard"),
+        ({"tracks": ["4/go/standard"]}, "unknown game type"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            export_model(general_checkpoint, tmp_path / "refused.pt", **arguments)
+        assert not (tmp_path / "refused.pt").exists()
+
+
+def test_a_general_champion_of_any_of_its_tracks(general_checkpoint: Path, tmp_path: Path):
+    registry = tmp_path / "champions.json"
+    track = Track(6, "komi", "standard")
+    ChampionRegistry(registry).promote(track, ChampionEntry(checkpoint=str(general_checkpoint),
+                                                            step=0))
+    meta = export_model(track, tmp_path / "champion.pt", registry=registry, elo=700.0)
+    assert meta.side == 6 and (meta.elo, meta.tracks[0].fair_komi) == (700.0, 8.2)
+    assert [str(t) for t in meta.tracks[1:]] == ["3/komi/standard", "4/nokomi/standard"]
+    other = Track(5, "komi", "standard")
+    ChampionRegistry(registry).promote(other, ChampionEntry(checkpoint=str(general_checkpoint),
+                                                            step=0))
+    with pytest.raises(ValueError, match="not on track side5-komi-standard"):
+        export_model(other, tmp_path / "x.pt", registry=registry)
+
+
+def test_cli_export_of_a_general_checkpoint(general_checkpoint: Path, tmp_path: Path, capsys):
+    output = tmp_path / "cli-general.pt"
+    assert export_main([f"checkpoint={general_checkpoint}", f"output={output}"]) == 0
+    out = capsys.readouterr().out
+    assert ("size-general network, tracks 3/komi/standard, 6/komi/standard, "
+            "4/nokomi/standard, 0 training steps, 0 rated, format version 3") in out

@@ -16,8 +16,8 @@ import pytest
 import torch
 
 from catena_zero.export.model_file import (
-    FORMAT_VERSION,
     METADATA_MEMBER,
+    PER_SIDE_VERSION,
     PROGRAM_MEMBER,
     WEIGHTS_MEMBER,
     ModelFileError,
@@ -43,7 +43,7 @@ def test_round_trip_matches_the_network(model_path: Path) -> None:
     rules = Rules(side=3)
     assert (meta.side, meta.game_type, meta.scoring) == (3, "komi", "standard")
     assert meta.komi_range == rules.komi_range
-    assert meta.format_version == FORMAT_VERSION == 2
+    assert meta.format_version == PER_SIDE_VERSION == 2  # one side's network, one track
     assert meta.num_actions == rules.board.num_actions and meta.training_steps == 0
     assert meta.network["channels"] == 8
     assert model.program is None, "the program is only read when trusted"

@@ -26,7 +26,10 @@ from catena_zero.play.bundled import ModelLibrary
 from catena_zero.rules import NUM_GLOBALS
 from tests.export.archives import rewrite_archive
 from tests.export.format1 import format1_model_file
-from tests.export.tiny_model import tiny_model_file
+from tests.export.tiny_model import tiny_general_model_file, tiny_model_file
+
+# A per-side file (format version 2) and a size-general one (version 3): the same members.
+KINDS = {"per-side": lambda: tiny_model_file(3), "general": tiny_general_model_file}
 
 
 class _Payload:
@@ -83,21 +86,25 @@ def _outcome(path: Path, marker: Path) -> str:
     return outcome
 
 
+@pytest.mark.parametrize("kind", list(KINDS))
 @pytest.mark.parametrize("member", _members(tiny_model_file(3)))
-def test_a_pickle_in_any_member_never_runs(member: str, marker: Path, tmp_path: Path) -> None:
+def test_a_pickle_in_any_member_never_runs(member: str, kind: str, marker: Path,
+                                           tmp_path: Path) -> None:
+    assert _members(KINDS[kind]()) == _members(tiny_model_file(3))
     hostile = tmp_path / "hostile.pt"
     payload = _payload(marker)
-    rewrite_archive(tiny_model_file(3), hostile,
+    rewrite_archive(KINDS[kind](), hostile,
                     lambda name, data: payload if name == member else data)
     expected = "loaded" if member == PROGRAM_MEMBER else "refused"
     assert _outcome(hostile, marker) == expected
 
 
-def test_a_pickle_in_every_member_of_the_program_never_runs(marker: Path,
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_a_pickle_in_every_member_of_the_program_never_runs(kind: str, marker: Path,
                                                             tmp_path: Path) -> None:
     """The program's own members (its pickled sample inputs, its graph, its weights) are
     never read: all of them replaced by the payload, the file still loads."""
-    with zipfile.ZipFile(tiny_model_file(3)) as archive:
+    with zipfile.ZipFile(KINDS[kind]()) as archive:
         program = archive.read(PROGRAM_MEMBER)
     inner = tmp_path / "program.pt2"
     inner.write_bytes(program)
@@ -106,7 +113,7 @@ def test_a_pickle_in_every_member_of_the_program_never_runs(marker: Path,
     rewrite_archive(inner, tmp_path / "hostile-program.pt2", lambda name, data: payload)
     hostile_program = (tmp_path / "hostile-program.pt2").read_bytes()
     hostile = tmp_path / "hostile.pt"
-    rewrite_archive(tiny_model_file(3), hostile,
+    rewrite_archive(KINDS[kind](), hostile,
                     lambda name, data: hostile_program if name == PROGRAM_MEMBER else data)
     assert _outcome(hostile, marker) == "loaded"
 

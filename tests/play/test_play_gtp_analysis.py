@@ -74,7 +74,7 @@ def test_bad_requests_change_nothing(engine: GtpEngine) -> None:
         ("catena-analyze 5 5 5", "usage"),
         ("catena-choose-komi 3", "no arguments"),
         ("boardsize 4", None),
-        ("genmove b", "plays side 3, not side 4"),
+        ("genmove w", "move out of turn"),
     ]:
         ok, text = reply(engine, line)
         if message is None:

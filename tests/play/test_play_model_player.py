@@ -116,9 +116,13 @@ def test_evaluate_a_finished_game_gives_the_result(player: ModelPlayer) -> None:
         player.genmove(game)
 
 
-def test_wrong_side_and_missing_models_are_refused(player: ModelPlayer, tmp_path) -> None:
-    with pytest.raises(ModelFileError, match="plays side 3, not side 4"):
-        player.genmove(Game(Rules(side=4)))
+def test_other_sides_play_and_missing_models_are_refused(player: ModelPlayer,
+                                                         tmp_path) -> None:
+    # A side-3 model plays side 4 (its weights have no grid-dependent tensor), with a note.
+    game = Game(Rules(side=4))
+    assert player.genmove(game) in game.legal_actions()
+    assert "4/komi/standard is outside the training" in player.track_note(Rules(side=4))
+    assert player.track_note(Rules(side=3)) is None
     with pytest.raises(ModelFileError, match="does not exist"):
         ModelLibrary(tmp_path / "none.pt")
     with pytest.raises(ValueError, match="side"):

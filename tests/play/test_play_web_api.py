@@ -61,9 +61,10 @@ def test_page_and_static_files(port: int) -> None:
     assert call(port, "GET", "/nowhere")[0] == 404
 
 
-def test_info_lists_the_model_side(port: int) -> None:
+def test_info_lists_every_side_the_model_plays(port: int) -> None:
     status, info = call(port, "GET", "/api/info")
-    assert status == 200 and info["sides"] == [3]
+    assert status == 200 and info["sides"] == list(range(2, 11))  # a model plays every side
+    assert info["default_side"] == 3 and info["tracks"] == ["3/komi/standard"]
     assert "komi" in info["game_types"] and info["komi_ranges"]["komi/standard"] == [0, 15]
 
 
@@ -80,8 +81,18 @@ def test_a_move_gets_the_model_reply(port: int) -> None:
     assert after["can_undo"] and not after["legal"][after["cells"].index("C3")]
 
 
+def test_a_board_outside_the_training_plays_with_a_note(port: int) -> None:
+    assert new_game(port)["track_note"] is None
+    state = new_game(port, side=5, game_type="double")
+    assert len(state["cells"]) == 61 and state["side"] == 5
+    assert "5/double/standard is outside the training" in state["track_note"]
+    status, after = call(port, "POST", "/api/move", {"game": state["game"], "move": "e5"},
+                         token=state["token"])
+    assert status == 200 and len(after["history"]) == 3  # Black's one stone, White's two
+    assert after["track_note"] == state["track_note"]
+
+
 @pytest.mark.parametrize(("body", "message"), [
-    ({"side": 4}, "plays side 3, not side 4"),
     ({"side": 11}, "side"),
     ({"side": "3"}, "side must be a whole number"),
     ({"side": 3, "komi": 99}, "99"),

@@ -124,6 +124,8 @@ function render() {
   $("button-holder").textContent = !state.has_button ? "not used" : (state.button_holder || "available");
   $("result").textContent = state.result || "-";
   $("notes").textContent = state.notes.join("; ");
+  // A board or variant outside the model's training: it plays, and the page says so.
+  $("track-note").textContent = state.track_note || "";
   const history = $("history");
   history.innerHTML = "";
   for (const move of state.history) {
@@ -205,10 +207,11 @@ async function start() {
   try {
     const info = await api("/api/info");
     for (const side of info.sides) $("side").add(new Option(String(side), String(side)));
-    if (info.sides.includes(6)) $("side").value = "6";
+    if (info.sides.includes(info.default_side)) $("side").value = String(info.default_side);
     for (const name of info.game_types) $("game-type").add(new Option(name, name));
     for (const name of info.scorings) $("scoring").add(new Option(name, name));
-    $("model").textContent = Object.values(info.models).join(" | ");
+    // One model may play every side: name each model once.
+    $("model").textContent = [...new Set(Object.values(info.models))].join(" | ");
     if (!info.sides.length) throw new Error("no model available: start the server with --model FILE");
     newGame();
   } catch (error) {
