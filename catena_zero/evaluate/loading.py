@@ -17,37 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from catena_zero.evaluate.config import EvaluateConfig, EvaluationError
-from catena_zero.export import ModelFile, load_model_file
+from catena_zero.export import load_model_file
+from catena_zero.export.evaluator import ModelFileEvaluator
 from catena_zero.komi.fair import SelfPlayBalance, estimate_fair_komi, selfplay_fair_komi
 from catena_zero.mcts.config import SearchConfig
-from catena_zero.mcts.evaluation import Evaluation
-from catena_zero.network.model import wdl_to_value
-from catena_zero.rules import Engine, GameState, Rules, observe
+from catena_zero.rules import Engine, Rules
 from catena_zero.selfplay.evaluator import NetworkEvaluator
 from catena_zero.train import Checkpoint, build_network, latest_checkpoint, load_checkpoint
-
-
-class ModelFileEvaluator:
-    """EvaluateFn over an exported model file (float32): observe, run the program, value =
-    p(win) - p(loss); policy_logits [B, A], value [B], score [B], ownership [B, C]."""
-
-    def __init__(self, model: ModelFile, engine: Engine) -> None:
-        self.model = model
-        self.engine = engine
-
-    def __call__(self, states: GameState) -> Evaluation:
-        planes, globals_ = observe(self.engine, states)  # [B, P, H, W], [B, G]
-        output = self.model.run(planes, globals_)
-        return Evaluation(
-            policy_logits=output["policy_logits"].astype(np.float32),
-            value=np.asarray(wdl_to_value(output["value_logits"]), dtype=np.float32),
-            score=output["score"].astype(np.float32),
-            ownership=output["ownership"].astype(np.float32),
-        )
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from catena_zero.export.model_file import ModelFile
+from catena_zero.export.evaluator import ModelFileEvaluator
 from catena_zero.mcts.config import SearchConfig
-from catena_zero.mcts.evaluation import Evaluation
 from catena_zero.mcts.search import search
-from catena_zero.network.model import wdl_to_value
 from catena_zero.play.bundled import ModelLibrary
-from catena_zero.rules import BLACK, WHITE, Engine, GameState, GameType, Rules, observe
+from catena_zero.rules import BLACK, WHITE, Engine, GameState, GameType, Rules
 
 
 @dataclass
@@ -54,26 +52,6 @@ class PlayerConfig:
             gumbel_scale=1.0 if self.noise else 0.0,
             dirichlet_fraction=0.25 if self.noise else 0.0,
             exact_endgame_cells=self.exact_endgame_cells,
-        )
-
-
-class ModelEvaluator:
-    """EvaluateFn over a model file: observe, run its network, value = p(win) - p(loss).
-
-    The engine's side may be any: the model's network reads planes of every grid."""
-
-    def __init__(self, model: ModelFile, engine: Engine) -> None:
-        self.model = model
-        self.engine = engine
-
-    def __call__(self, states: GameState) -> Evaluation:
-        planes, globals_ = observe(self.engine, states)  # [B, P, H, W], [B, G]
-        out = self.model.run(planes, globals_)
-        return Evaluation(
-            policy_logits=out["policy_logits"].astype(np.float32),  # [B, A]
-            value=np.asarray(wdl_to_value(out["value_logits"]), dtype=np.float32),  # [B]
-            score=out["score"].astype(np.float32),  # [B]
-            ownership=out["ownership"].astype(np.float32),  # [B, C]
         )
 
 
@@ -119,16 +97,17 @@ class ModelPlayer:
         self.library = library
         self.config = config if config is not None else PlayerConfig()
         self.rng = np.random.default_rng(self.config.seed)
-        self._evaluators: dict[Rules, ModelEvaluator] = {}
+        self._evaluators: dict[Rules, ModelFileEvaluator] = {}
 
     def track_note(self, rules: Rules) -> str | None:
         """One line when `rules` are outside the model's training (see ModelLibrary.note)."""
         return self.library.note(rules)
 
-    def evaluator(self, rules: Rules) -> ModelEvaluator:
+    def evaluator(self, rules: Rules) -> ModelFileEvaluator:
         """The evaluate_fn for `rules` (the model of its side; ModelFileError if none)."""
         if rules not in self._evaluators:
-            self._evaluators[rules] = ModelEvaluator(self.library.get(rules.side), Engine(rules))
+            self._evaluators[rules] = ModelFileEvaluator(self.library.get(rules.side),
+                                                         Engine(rules))
         return self._evaluators[rules]
 
     def _search(self, rules: Rules, states: GameState, simulations: int | None = None):
