@@ -27,7 +27,7 @@ from catena_zero.data import (
     write_shard,
 )
 from catena_zero.komi.fair import estimate_fair_komi, smoothed_fair_komi
-from catena_zero.network import PolicyValueNet
+from catena_zero.network import InferenceModel, PolicyValueNet
 from catena_zero.pipeline.config import TrainLoopConfig
 from catena_zero.pipeline.messages import LearnerResult, LoopState, SelfPlayResult, WeightsMessage
 from catena_zero.pipeline.tracks import TrackMix
@@ -83,32 +83,27 @@ def fair_komi_due(state: LoopState, track: Track, every: int) -> bool:
 
 class TrackPlayers:
     """Per track of a run, the engine, an evaluator of the run's net on it and the komi
-    sampler, made when the track first plays. `model`: an inference model to use instead of
-    the net's own (the Ray runtime's shared inference actor)."""
+    sampler, made when the track first plays. Every track's evaluator shares one inference
+    model (one bf16 copy to keep in step), or `model` (the Ray runtime's shared inference
+    actor) when given."""
 
     def __init__(self, config: TrainLoopConfig, net: PolicyValueNet, device="cpu",
                  model=None):
         self.config = config
-        self.net = net
-        self.device = device
-        self.model = model
+        self.model = model if model is not None else InferenceModel(
+            net, device, precision=config.loop.inference_precision)
         self.players: dict[Track, tuple[Engine, NetworkEvaluator, KomiSampler]] = {}
 
     def of(self, track: Track) -> tuple[Engine, NetworkEvaluator, KomiSampler]:
         if track not in self.players:
             engine = Engine(track.rules())
-            evaluator = NetworkEvaluator(self.net, engine, self.device,
-                                         self.config.loop.inference_precision)
-            if self.model is not None:
-                evaluator.model = self.model
+            evaluator = NetworkEvaluator(self.model, engine)
             self.players[track] = (engine, evaluator, KomiSampler(engine, self.config.selfplay))
         return self.players[track]
 
     def refresh(self) -> None:
-        """After a training step or new weights: every evaluator's inference copy follows
-        the net."""
-        for _, evaluator, _ in self.players.values():
-            evaluator.refresh()
+        """After a training step or new weights: the inference copy follows the net."""
+        self.model.refresh()
 
 
 def make_weights_message(trainer: Trainer) -> WeightsMessage:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import torch
 
 from catena_zero.mcts.evaluation import Evaluation
 from catena_zero.network import InferenceModel, NetOutput, pad_planes
@@ -28,13 +29,15 @@ class NetworkEvaluator:
     `evaluator(states) -> Evaluation` with policy_logits [B, A], value [B] = p(win) - p(loss)
     in [-1, 1], score [B] and ownership [B, C], all from the side to move's view.
     `calls` and `positions` count network calls and evaluated positions (for benchmarks).
-    `device` and `precision` are `InferenceModel`'s (ignored when `net` is one already).
+    `net` is a PolicyValueNet, or a model that answers like an `InferenceModel` (one already,
+    shared between evaluators of several boards, or a stand-in that sends the planes to a
+    remote one); `device` and `precision` are `InferenceModel`'s, for a net.
     """
 
     def __init__(self, net, engine: Engine, device="auto", precision: str = "auto"):
         self.engine = engine
-        self.model = (net if isinstance(net, InferenceModel)
-                      else InferenceModel(net, device, precision=precision))
+        self.model = (InferenceModel(net, device, precision=precision)
+                      if isinstance(net, torch.nn.Module) else net)
         self.calls = 0
         self.positions = 0
 
