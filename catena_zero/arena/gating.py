@@ -209,7 +209,7 @@ def _promote(registry: ChampionRegistry, track: Track, candidate: str, previous:
         checkpoint=candidate, step=int(step), reason=reason,
         score=None if match is None else match.score,
         games=0 if match is None else match.num_games, extra=extra,
-        fair_komi=_finite_or_none(fair_komi),
+        fair_komi=finite_or_none(fair_komi),
     )
     try:
         registry.promote(track, entry, expected_previous=previous)
@@ -263,7 +263,7 @@ def make_gating_callback(
         game_komi = komi if komi is not None else track_rules.nearest_komi(estimate)
         result = run_gate(track_rules, f"checkpoint:{path}", config, factory=track_factory,
                           step=int(step), komi=game_komi, seed=seed + int(step),
-                          opening_plies=opening_plies, fair_komi=_finite_or_none(estimate))
+                          opening_plies=opening_plies, fair_komi=finite_or_none(estimate))
         if log is not None:
             log(result.summary())
         return result
@@ -271,7 +271,8 @@ def make_gating_callback(
     return callback
 
 
-def _finite_or_none(value: Any) -> float | None:
+def finite_or_none(value: Any) -> float | None:
+    """A float, or None for None and non-finite values (records and registry entries)."""
     if value is None:
         return None
     number = float(value)

@@ -56,14 +56,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from catena_zero.arena.gating import GateResult, MixGateResult
+from catena_zero.arena.gating import GateResult, MixGateResult, finite_or_none
 from catena_zero.arena.registry import ChampionRegistry, Track
 from catena_zero.data.atomic import atomic_write_bytes, atomic_write_text
 from catena_zero.rules import Rules
@@ -237,11 +236,11 @@ class TrainingGate:
         if record is not None and record.get("candidate") == str(candidate):
             return None  # gated already
         estimates = getattr(event, "fair_komis", None) or {}
-        fair_komi = _float_or_none(event.fair_komi)
+        fair_komi = finite_or_none(event.fair_komi)
         pending = PendingGate(
             str(candidate), str(source), str(run_dir), iteration, int(event.counters.step),
             fair_komi, tuple(track.key for track in tracks),
-            {track.key: _float_or_none(estimates.get(track.key, fair_komi))
+            {track.key: finite_or_none(estimates.get(track.key, fair_komi))
              for track in tracks})
         if pending.marker.exists():
             return None  # due already: being played, or played again by `recover`
@@ -448,10 +447,3 @@ def _record(pending: PendingGate, entries: list[dict[str, Any]], remaining: tupl
     if len(entries) == 1 and not remaining:  # one track: its fields at the top, as format 1
         record.update({name: value for name, value in entries[0].items() if name != "summary"})
     return record
-
-
-def _float_or_none(value: Any) -> float | None:
-    if value is None:
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
