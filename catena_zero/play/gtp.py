@@ -48,6 +48,14 @@ from typing import Protocol, TextIO
 import numpy as np
 
 import catena_zero
+from catena_zero.data.game_record import (
+    RecordError,
+    load_record,
+    record_from_game,
+    replay,
+    save_record,
+    write_record,
+)
 from catena_zero.rules import BLACK, WHITE, Game, Rules
 
 PROTOCOL_VERSION = "2"
@@ -157,6 +165,9 @@ class GtpEngine:
             ("catena-set-rules", _set_rules),
             ("all_legal", _all_legal),
             ("list_stones", _list_stones),
+            ("loadsgf", _loadsgf),
+            ("printsgf", _printsgf),
+            ("catena-savesgf", _savesgf),
         ]:
             self.register_command(command, handler)
 
@@ -437,6 +448,49 @@ def _all_legal(engine: GtpEngine, args: list[str]) -> str:
 def _list_stones(engine: GtpEngine, args: list[str]) -> str:
     _expect(args, 1, "list_stones COLOR")
     return " ".join(engine.game.stones_of(engine.parse_colour(args[0])))
+
+
+def _loadsgf(engine: GtpEngine, args: list[str]) -> str:
+    """GTP 2 `loadsgf FILE [MOVE_NUMBER]`: the record's rules, komi and moves, replayed up
+    to the position before move MOVE_NUMBER (1 = the empty board; past the end: the whole
+    game). A file that does not read or replay is refused and changes nothing."""
+    if len(args) not in (1, 2):
+        raise GtpError("syntax error: usage is loadsgf FILE [MOVE_NUMBER]")
+    try:
+        record = load_record(args[0])
+    except RecordError as error:
+        raise GtpError(f"cannot load file: {error}") from error
+    count = len(record.moves)
+    if len(args) == 2:
+        count = min(parse_integer(args[1], "move number", 1, 10**9) - 1, count)
+    game = replay(record, upto=count)
+    engine.rules, engine.komi, engine.game = record.rules, record.komi, game
+    engine.note_track()
+    return ""
+
+
+def _current_record_text(engine: GtpEngine) -> str:
+    record = record_from_game(engine.game)
+    record.application = f"{engine.name}:{engine.version}"
+    return write_record(record)
+
+
+def _printsgf(engine: GtpEngine, args: list[str]) -> str:
+    """The current game as a record (docs/reference/records.md), on the reply's lines."""
+    _expect(args, 0, "printsgf")
+    return _current_record_text(engine)
+
+
+def _savesgf(engine: GtpEngine, args: list[str]) -> str:
+    """`catena-savesgf FILE`: write the current game's record to FILE (atomically)."""
+    _expect(args, 1, "catena-savesgf FILE")
+    record = record_from_game(engine.game)
+    record.application = f"{engine.name}:{engine.version}"
+    try:
+        save_record(args[0], record)
+    except OSError as error:
+        raise GtpError(f"cannot write {shown(args[0])}: {error.strerror or error}") from error
+    return ""
 
 
 def run_gtp(player: Player | None = None, stdin: TextIO = sys.stdin,

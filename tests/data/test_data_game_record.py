@@ -46,7 +46,7 @@ def random_game(rules: Rules, komi: int, seed: int, stop: float = 1.0) -> Game:
 
 @st.composite
 def records(draw):
-    side = draw(st.integers(2, 5))
+    side = draw(st.integers(2, 4))
     game_type, scoring = draw(st.sampled_from(VARIANTS))
     rules = Rules(side, game_type, scoring)
     low, high = rules.komi_range
@@ -74,7 +74,7 @@ def records(draw):
     return record, game
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(records())
 def test_round_trip_keeps_the_record_and_the_final_position(drawn):
     record, game = drawn
@@ -231,7 +231,7 @@ def test_replay_upto_a_move_number():
         replay(record, upto=7)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.binary(max_size=300))
 def test_random_bytes_raise_only_record_errors(data):
     try:
@@ -240,7 +240,7 @@ def test_random_bytes_raise_only_record_errors(data):
         pass
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, len(LITERAL) - 1), st.integers(0, 2),
                           st.sampled_from(list("()[];\\:BW0123456789+-.=,AZ \n\x00é"))),
                 min_size=1, max_size=4))
