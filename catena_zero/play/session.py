@@ -17,11 +17,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from catena_zero.data.game_record import GameRecord, record_from_game, replay
 from catena_zero.rules import BLACK, WHITE, GameType, Rules
 from catena_zero.rules import Game as _Game
 
 COLOUR_NAMES = {BLACK: "black", WHITE: "white"}
 COLOUR_CODES = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}
+HUMAN_NAME = "human"  # the person's name in a saved record (PB or PW)
+MODEL_NAME = "catena_zero"  # the model's
 
 
 class SessionError(ValueError):
@@ -185,3 +188,55 @@ class PlaySession:
             self.game.undo()
         else:
             self.human = 3 - self.human
+
+    # -- game records ------------------------------------------------------------------
+
+    def to_record(self, date: str = "") -> GameRecord:
+        """The game so far as a record: the person is PB or PW "human", the model
+        "catena_zero"; in nokomi, whether the opening stone was swapped once decided."""
+        swapped = None
+        if self.rules.game_type == GameType.NOKOMI:
+            if any(event.kind == "swap" for event in self.events):
+                swapped = True
+            elif len(self.game.history) >= 2:
+                swapped = False
+        names = {self.human: HUMAN_NAME, self.model_colour: MODEL_NAME}
+        return record_from_game(self.game, names[BLACK], names[WHITE], date=date,
+                                swapped=swapped)
+
+    def load_record(self, record: GameRecord) -> list[str]:
+        """Continue from a record's final position under its rules and komi (RecordError
+        if it does not replay; nothing changes then). The person takes the colour the record
+        names "human", else keeps theirs; the model then plays what it owes. Returns the
+        model's reply moves (a failing reply restores the session as before)."""
+        game = replay(record)
+        human = self.human
+        if (record.black_player == HUMAN_NAME) != (record.white_player == HUMAN_NAME):
+            human = BLACK if record.black_player == HUMAN_NAME else WHITE
+        saved = (self.rules, self.komi, self.game, self.human, list(self.events),
+                 list(self.model_moves), list(self.notes))
+        self.rules, self.komi, self.game, self.human = record.rules, record.komi, game, human
+        self.events = self._events_of(record, human)
+        try:
+            return self.model_reply()
+        except BaseException:
+            (self.rules, self.komi, self.game, self.human, self.events, self.model_moves,
+             self.notes) = saved
+            raise
+
+    @staticmethod
+    def _events_of(record: GameRecord, human: int) -> list[Event]:
+        """The session events of a record's moves, so undo works on a loaded game: each
+        move is the person's or the model's by its colour (before a swap, by the colours
+        the players had then)."""
+        swapped = bool(record.swapped)
+        events = []
+        for index, move in enumerate(record.moves):
+            owner = human if not (swapped and index == 0) else 3 - human
+            actor = "human" if move.colour == owner else "model"
+            events.append(Event(actor, "move", int(move.action)))
+            if swapped and index == 0:
+                # The second player (White until then, Black after) took the opening stone.
+                events.append(Event("human" if human == BLACK else "model", "swap"))
+        return events
+

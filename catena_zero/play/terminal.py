@@ -2,17 +2,20 @@ r"""`catena-zero play`: a game against the model in the terminal.
 
 The board is drawn in the notation of RULES.md (columns A.., rows 1..); the person types a
 cell (`f6`), `button` (or `pass`), `swap` (nokomi, second player, after the opening stone),
-`undo`, `hint`, `help` or `quit`. Input is read line by line, so a game can be piped in::
+`undo`, `hint`, `save FILE`, `load FILE` (game records), `help` or `quit`. Input is read
+line by line, so a game can be piped in::
 
     printf 'c3\nb2\nquit\n' | catena-zero play side=3 --model tiny.pt
 """
 
 from __future__ import annotations
 
+import datetime
 import sys
 from dataclasses import dataclass
 from typing import TextIO
 
+from catena_zero.data.game_record import load_record, save_record
 from catena_zero.play.session import COLOUR_NAMES, PlaySession
 from catena_zero.rules import Rules
 
@@ -22,6 +25,8 @@ HELP = """commands:
   swap        nokomi only: as second player, take the opening stone (play Black)
   undo        take back your last move and the model's reply
   hint        the model's analysis of the position (win rate, score lead, top moves)
+  save FILE   write the game so far as a record (docs/reference/records.md)
+  load FILE   continue from a record's final position (its rules and komi)
   help        this text
   quit        leave the game"""
 
@@ -95,6 +100,9 @@ def play_terminal(player, config: TerminalConfig, stdin: TextIO | None = None,
         command = line.strip().lower()
         if not command:
             continue
+        if command.split()[0] in RECORD_COMMANDS:
+            changed = _record_command(session, line.strip(), say)
+            continue
         try:
             if command in ("quit", "exit", "q"):
                 say("bye")
@@ -124,6 +132,33 @@ def play_terminal(player, config: TerminalConfig, stdin: TextIO | None = None,
             if session.model_colour != 1:
                 winrate = 1.0 - winrate
             say(f"model plays {', '.join(moves)}   (model's win rate {100 * winrate:.0f}%)")
+
+
+RECORD_COMMANDS = ("save", "load")
+
+
+def _record_command(session: PlaySession, line: str, say) -> bool:
+    """`save FILE` / `load FILE` (the file name keeps its case and spaces); returns whether
+    the position changed. A refused command says why in one line and changes nothing."""
+    command, _, name = line.partition(" ")
+    name = name.strip()
+    if not name:
+        say(f"error: usage is {command.lower()} FILE")
+        return False
+    try:
+        if command.lower() == "save":
+            path = save_record(name, session.to_record(date=datetime.date.today().isoformat()))
+            say(f"saved {len(session.game.history)} moves to {path}")
+            return False
+        replies = session.load_record(load_record(name))
+    except (ValueError, OSError) as error:  # RecordError, SessionError, a failing model
+        say(f"error: {error}")
+        return False
+    say(f"loaded {name}: {session.rules}, komi {session.komi}, "
+        f"{len(session.game.history)} moves; you play {COLOUR_NAMES[session.human]}")
+    if replies:
+        say(f"model plays {', '.join(move for move in replies if move != 'swap')}")
+    return True
 
 
 def _hint(player, session: PlaySession) -> str:
