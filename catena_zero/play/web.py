@@ -16,6 +16,12 @@ Routes (every API answer is JSON; errors are `{"error": message}` with a 4xx sta
     POST /api/move              {game, move: "F6" | "button"} -> state after the model's reply
     POST /api/swap              {game}   (nokomi: the second player takes the opening stone)
     POST /api/undo              {game}
+    GET  /api/record?game=ID    the game's record (SGF text, docs/reference/records.md) as
+                                a download
+    GET  /api/replay?game=ID    every position of the game, for stepping through its moves
+    POST /api/load              {record: SGF text, colour?} -> a new game continued from the
+                                record's final position (+ token, room as /api/new); the
+                                body may be up to MAX_RECORD_BODY_BYTES
 
 Every request about a game sends the token `/api/new` gave in the `X-Catena-Token` header;
 web_games.py says who owns a game, which games make room for new ones and how games run
@@ -61,11 +67,13 @@ STATIC_FILES = {
     "style.css": "text/css; charset=utf-8",
 }
 MAX_BODY_BYTES = 16384
+MAX_RECORD_BODY_BYTES = 262144  # /api/load carries a whole game record
 MAX_NESTING = 16  # the API's bodies are flat objects; deeper JSON is refused unparsed
 MAX_NUMBER_DIGITS = 18
 TOKEN_HEADER = "X-Catena-Token"
-GET_ROUTES = ("/api/info", "/api/state")
-POST_ROUTES = ("/api/new", "/api/move", "/api/swap", "/api/undo")
+GET_ROUTES = ("/api/info", "/api/state", "/api/record", "/api/replay")
+POST_ROUTES = ("/api/new", "/api/move", "/api/swap", "/api/undo", "/api/load")
+RECORD_ROUTES = ("/api/record", "/api/replay", "/api/load")
 CONTENT_LENGTH_PATTERN = re.compile(r"[0-9]{1,12}")
 
 
@@ -223,6 +231,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._json(200, self.service.info())
             if route == "/api/state":
                 return self._json(200, self.service.state(query.get("game", [None])[0], token))
+            if route in RECORD_ROUTES:
+                return self._record_route(route, query, token)
             change = {"/api/new": self.service.new_game, "/api/move": self.service.move,
                       "/api/swap": self.service.swap, "/api/undo": self.service.undo}[route]
             return self._json(200, change(self._body(), token))
@@ -233,6 +243,20 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as error:  # a bug must not take the server down
             self._json(500, {"error": f"internal error: {type(error).__name__}: {error}"})
 
+    def _record_route(self, route: str, query: dict[str, list[str]], token: str | None
+                      ) -> None:
+        """The game record routes: download, replay positions, a new game from a record."""
+        if route == "/api/load":
+            return self._json(200, self.service.load_game(
+                self._body(MAX_RECORD_BODY_BYTES), token))
+        game_id = query.get("game", [None])[0]
+        if route == "/api/replay":
+            return self._json(200, self.service.replay(game_id, token))
+        text = self.service.record_text(game_id, token)
+        name = re.sub(r"[^A-Za-z0-9]", "", str(game_id))[:40]
+        self._send(200, text.encode("utf-8"), "application/x-go-sgf; charset=utf-8",
+                   {"Content-Disposition": f'attachment; filename="catena-{name}.sgf"'})
+
     @staticmethod
     def _allowed(route: str) -> str | None:
         """The method a route takes, None for no such route."""
@@ -240,15 +264,15 @@ class _Handler(BaseHTTPRequestHandler):
             return "GET"
         return "POST" if route in POST_ROUTES else None
 
-    def _body(self) -> dict[str, Any]:
+    def _body(self, limit: int = MAX_BODY_BYTES) -> dict[str, Any]:
         if self.headers.get("Transfer-Encoding") is not None:
             raise ApiError(411, "send the body with a Content-Length (no transfer encoding)")
         lengths = [text.strip(" \t") for text in self.headers.get_all("Content-Length", [])]
         if len(lengths) > 1 or lengths and not CONTENT_LENGTH_PATTERN.fullmatch(lengths[0]):
             raise ApiError(400, "bad Content-Length: one whole number of bytes is needed")
         length = int(lengths[0]) if lengths else 0
-        if length > MAX_BODY_BYTES:
-            raise ApiError(413, f"request body must be at most {MAX_BODY_BYTES} bytes")
+        if length > limit:
+            raise ApiError(413, f"request body must be at most {limit} bytes")
         try:
             raw = self.rfile.read(length) if length else b""
         except TimeoutError as error:

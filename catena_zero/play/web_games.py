@@ -22,21 +22,23 @@ slow search never delays another game.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import secrets
 import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from catena_zero.data.game_record import parse_record, write_record
 from catena_zero.play.bundled import default_side
-from catena_zero.play.session import COLOUR_NAMES, PlaySession, SessionError
-from catena_zero.rules import GameType, Rules, Scoring
+from catena_zero.play.session import COLOUR_NAMES, HUMAN_NAME, PlaySession, SessionError
+from catena_zero.rules import Game, GameType, Rules, Scoring
 
 GAME_WAIT_SECONDS = 10.0  # a change to a game whose model is answering waits this long
 RETRY_AFTER_SECONDS = 30  # told to a client refused because every game is in use
@@ -130,11 +132,18 @@ class PlayService:
             self.player.library.get(side)  # refuse a side without a model before playing
         except ValueError as error:  # ModelFileError is one
             raise ApiError(400, str(error)) from error
+        return self._admit(token, lambda: PlaySession(self.player, rules, komi=komi,
+                                                      human_colour=colour))
+
+    def _admit(self, token: str | None, make_session: Callable[[], PlaySession]
+               ) -> dict[str, Any]:
+        """Make a session (`make_session`, outside the table's lock: the model may open)
+        and add it as a game of `token` (a new token when it has none), making room."""
         with self.lock:
             self._room(token)  # refuse at once when full; nothing is dropped yet
         try:
-            session = PlaySession(self.player, rules, komi=komi, human_colour=colour)
-        except ValueError as error:  # SessionError is one
+            session = make_session()
+        except ValueError as error:  # SessionError and RecordError are ones
             raise ApiError(400, str(error)) from error
         with self.lock:
             # The model may have opened meanwhile: look for room again, then make it.
@@ -276,6 +285,78 @@ class PlayService:
             },
         }
 
+
+    # -- game records (docs/reference/records.md) ----------------------------------------
+
+    def load_game(self, body: dict[str, Any], token: str | None) -> dict[str, Any]:
+        """A new game from a posted record `{record: SGF text, colour?: black | white}`,
+        continued from its final position: checked like a file (RecordError -> 400), and
+        taking room and a token as /api/new does. The person plays `colour`, else the
+        colour the record names "human", else Black."""
+        text = body.get("record")
+        if not isinstance(text, str) or not text.strip():
+            raise ApiError(400, f"record must be the text of a game record, got {shown(text)}")
+        colour = _field(body, "colour", str, "").lower()
+        if colour not in ("", "black", "white"):
+            raise ApiError(400, f"colour must be black or white, got {shown(colour)}")
+        try:
+            record = parse_record(text)
+            self.player.library.get(record.rules.side)  # a side without a model is refused
+        except ValueError as error:  # RecordError, ModelFileError
+            raise ApiError(400, f"record refused: {error}") from error
+        if colour:
+            human = colour
+        elif record.white_player == HUMAN_NAME and record.black_player != HUMAN_NAME:
+            human = "white"
+        else:
+            human = "black"
+        names = {"black": record.black_player, "white": record.white_player}
+        if names[human] != HUMAN_NAME:  # the chosen colour becomes the person's
+            record.black_player = HUMAN_NAME if human == "black" else ""
+            record.white_player = HUMAN_NAME if human == "white" else ""
+
+        def make_session() -> PlaySession:
+            session = PlaySession(self.player, record.rules, komi=record.komi,
+                                  human_colour=human)
+            session.load_record(record)
+            return session
+
+        return self._admit(token, make_session)
+
+    def record_text(self, game_id: Any, token: Any) -> str:
+        """The game's record so far (SGF text), read under the game's lock."""
+        entry = self._owned(game_id, token)
+        with self._holding(entry):
+            return write_record(entry.session.to_record(date=time.strftime("%Y-%m-%d")))
+
+    def replay(self, game_id: Any, token: Any) -> dict[str, Any]:
+        """Every position of the game, for stepping through it: moves [n] (names),
+        stones [n+1][C] and limited [n+1][C] (position k: after the first k moves)."""
+        entry = self._owned(game_id, token)
+        with self._holding(entry):
+            record = entry.session.to_record()
+        board = record.rules.board
+        game = Game(record.rules, komi=record.komi)
+        stones = [game.state.stones[0].astype(int).tolist()]
+        limited = [game.state.limited[0].astype(bool).tolist()]
+        for move in record.moves:
+            game.play(move.action)
+            stones.append(game.state.stones[0].astype(int).tolist())
+            limited.append(game.state.limited[0].astype(bool).tolist())
+        return {"game": entry.game_id, "moves": [board.action_name(a) for a in record.actions],
+                "stones": stones, "limited": limited, "result": record.result}
+
+    @staticmethod
+    @contextlib.contextmanager
+    def _holding(entry: GameEntry) -> Iterator[None]:
+        """Hold the game's lock, waited for as a change would (409 when the model is busy)."""
+        if not entry.lock.acquire(timeout=GAME_WAIT_SECONDS):
+            raise ApiError(409, "the model is still answering in this game; try again when "
+                                "it has replied")
+        try:
+            yield
+        finally:
+            entry.lock.release()
 
     def _track_note(self, rules: Rules) -> str | None:
         """The library's line about rules outside the model's training, if it has one."""
