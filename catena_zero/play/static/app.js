@@ -220,5 +220,115 @@ async function start() {
   }
 }
 
+// ---- Game records: save, load, and stepping through a loaded or finished game ----------
+// (docs/reference/records.md). Kept apart from the drawing above: a replayed position is
+// shown by handing render() a copy of the live state with that position's stones.
+
+let replay = null;  // {game, count, positions, step, live, view} while stepping
+let loadedGame = null;  // the game id made from a loaded record
+
+function liveState() {
+  return replay && current === replay.view ? replay.live : current;
+}
+
+async function saveRecord(event) {
+  event.preventDefault();
+  const state = liveState();
+  if (!state) return;
+  $("error").textContent = "";
+  try {
+    const headers = token ? {[TOKEN_HEADER]: token} : {};
+    const response = await fetch("/api/record?game=" + encodeURIComponent(state.game),
+                                 {headers: headers});
+    if (!response.ok) throw new Error((await response.json()).error || ("HTTP " + response.status));
+    const url = URL.createObjectURL(await response.blob());
+    const link = document.createElement("a");
+    link.href = url;
+    link.download = "catena-" + state.game + ".sgf";
+    document.body.appendChild(link);
+    link.click();
+    link.remove();
+    URL.revokeObjectURL(url);
+  } catch (error) {
+    $("error").textContent = error.message;
+  }
+}
+
+async function loadRecord() {
+  const file = $("load-record").files[0];
+  if (!file) return;
+  const text = await file.text();
+  $("load-record").value = "";
+  replay = null;
+  await request("/api/load", {record: text}, "Loading the record...");
+  if (current && current.history) loadedGame = current.game;
+  updateReplayButtons();
+}
+
+async function replayStep(where) {
+  const live = liveState();
+  if (!live || busy) return;
+  if (!replay || replay.game !== live.game || replay.count !== live.history.length) {
+    try {
+      const positions = await api("/api/replay?game=" + encodeURIComponent(live.game));
+      replay = {game: live.game, count: live.history.length, positions: positions,
+                step: live.history.length, live: live, view: null};
+    } catch (error) {
+      $("error").textContent = error.message;
+      return;
+    }
+  }
+  const last = replay.positions.moves.length;
+  const steps = {first: 0, previous: replay.step - 1, next: replay.step + 1, last: last};
+  replay.step = Math.max(0, Math.min(last, steps[where]));
+  showReplayStep();
+}
+
+function showReplayStep() {
+  const {positions, step, live} = replay;
+  const last = positions.moves.length;
+  if (step === last) {
+    replay.view = null;
+    current = live;
+    render();
+  } else {
+    const view = Object.assign({}, live, {
+      stones: positions.stones[step], limited: positions.limited[step],
+      legal: live.legal.map(() => false), button_legal: false, can_swap: false,
+      can_undo: false, over: false, result: null, history: positions.moves.slice(0, step),
+      model_moves: step ? [positions.moves[step - 1]] : []});
+    replay.view = view;
+    current = view;
+    render();
+    $("status").textContent = "Replay: move " + step + " of " + last + " (>| returns to the game)";
+  }
+  updateReplayButtons();
+}
+
+function updateReplayButtons() {
+  const live = liveState();
+  const usable = !!live && live.history.length > 0 && (live.over || live.game === loadedGame);
+  const step = replay && replay.game === (live && live.game) ? replay.step : (live ? live.history.length : 0);
+  const last = live ? live.history.length : 0;
+  $("replay-first").disabled = !usable || step === 0;
+  $("replay-previous").disabled = !usable || step === 0;
+  $("replay-next").disabled = !usable || step >= last;
+  $("replay-last").disabled = !usable || step >= last;
+  $("save-record").classList.toggle("disabled", !live);
+}
+
+function setupRecords() {
+  $("save-record").addEventListener("click", saveRecord);
+  $("load-record").addEventListener("change", loadRecord);
+  for (const where of ["first", "previous", "next", "last"]) {
+    $("replay-" + where).addEventListener("click", () => replayStep(where));
+  }
+  // After every answer from the server the replay buttons follow the new state.
+  const observer = new MutationObserver(() => updateReplayButtons());
+  observer.observe($("status"), {childList: true, characterData: true, subtree: true});
+  updateReplayButtons();
+}
+
 setBusy(false);
+setupRecords();
 start();
