@@ -35,6 +35,7 @@ class LoopConfig:
     keep_checkpoints: int = 3  # newest checkpoints kept on disk (0 = keep all)
     progress: bool = True  # tqdm progress bar with positions/s
     tensorboard: bool = True  # TensorBoard logs in <run_dir>/tensorboard
+    sample_games: int = 2  # self-play games per iteration kept as SGF in <run_dir>/games (0: none)
 
     def __post_init__(self) -> None:
         if self.iterations < 0:
@@ -48,6 +49,8 @@ class LoopConfig:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.threads < 0:
             raise ValueError(f"threads must be >= 0, got {self.threads}")
+        if isinstance(self.sample_games, bool) or self.sample_games < 0:
+            raise ValueError(f"sample_games must be >= 0, got {self.sample_games}")
         if self.keep_checkpoints < 0:
             raise ValueError(f"keep_checkpoints must be >= 0, got {self.keep_checkpoints}")
         if self.device not in ("auto", "cpu", "cuda") and not self.device.startswith("cuda:"):

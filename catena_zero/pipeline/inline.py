@@ -5,6 +5,7 @@ Run directory layout::
 
     <run_dir>/shards/shard-<iteration>.npz        one shard of complete games per iteration
     <run_dir>/checkpoints/checkpoint-*.pt         model, optimiser, counters, RNG, config
+    <run_dir>/games/iter<N>-game<k>.sgf           a few whole self-play games per iteration
     <run_dir>/tensorboard/                        losses, positions/s, games/s, game length,
                                                   Black win rate, fair-komi estimate
 
@@ -120,7 +121,8 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
             komi_sampler.fair_komi = state.fair_komis[track.key]
             played = selfplay_iteration(engine, evaluator, config, komi_sampler,
                                         shard_dir / shard_filename(iteration), iteration,
-                                        trainer.step, generators["selfplay"])
+                                        trainer.step, generators["selfplay"],
+                                        games_dir=run_dir / "games")
             state.track_iterations[track.key] = state.track_iterations.get(track.key, 0) + 1
             if config.mix.is_mixed:
                 window.set_track_shares(mix.shares_at(iteration + 1))

@@ -10,6 +10,7 @@ Each runtime arranges the same plain functions its own way::
 
 from __future__ import annotations
 
+import datetime
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +27,7 @@ from catena_zero.data import (
     shard_filename,
     write_shard,
 )
+from catena_zero.data.game_record import record_from_actions, save_record
 from catena_zero.komi.fair import estimate_fair_komi, smoothed_fair_komi
 from catena_zero.network import InferenceModel, PolicyValueNet
 from catena_zero.pipeline.config import TrainLoopConfig
@@ -34,7 +36,7 @@ from catena_zero.pipeline.tracks import TrackMix
 from catena_zero.rules import NUM_GLOBALS, NUM_PLANES, Engine, Rules, Track
 from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.selfplay.evaluator import NetworkEvaluator
-from catena_zero.selfplay.selfplay import KomiSampler, SelfPlay
+from catena_zero.selfplay.selfplay import KomiSampler, SampleGame, SelfPlay
 from catena_zero.train.checkpoint import (
     Checkpoint,
     build_network,
@@ -137,10 +139,17 @@ def _enum_value(value: Any) -> str:
 
 def selfplay_iteration(engine: Engine, evaluate_fn, config: TrainLoopConfig,
                        komi_sampler: KomiSampler, shard_path: str | Path, iteration: int,
-                       weights_version: int, rng: np.random.Generator) -> SelfPlayResult:
-    """Play `games_per_iteration` games and write them as one shard (atomically)."""
+                       weights_version: int, rng: np.random.Generator,
+                       games_dir: str | Path | None = None) -> SelfPlayResult:
+    """Play `games_per_iteration` games and write them as one shard (atomically); with
+    `games_dir`, the first `loop.sample_games` games also as records there
+    (`iter<iteration>-game<k>.sgf`, docs/reference/records.md)."""
     selfplay = SelfPlay(engine, evaluate_fn, config.search, config.selfplay, komi_sampler)
-    samples, stats = selfplay.play_games(config.loop.games_per_iteration, rng)
+    keep = config.loop.sample_games if games_dir is not None else 0
+    samples, stats = selfplay.play_games(config.loop.games_per_iteration, rng, keep)
+    if keep:
+        save_sample_games(Path(games_dir), stats.sample_games, engine.rules, iteration,
+                          weights_version)
     rules = rules_dict(engine.rules)  # the track this iteration played
     meta = ShardMeta(
         side=rules["side"], game_type=rules["game_type"], scoring=rules["scoring"],
@@ -153,6 +162,25 @@ def selfplay_iteration(engine: Engine, evaluate_fn, config: TrainLoopConfig,
     return SelfPlayResult(iteration=iteration, weights_version=weights_version,
                           shard_path=str(path), stats=stats, fair_komi=komi_sampler.fair_komi,
                           track=str(Track.from_rules(engine.rules)))
+
+
+def sample_game_path(games_dir: Path, iteration: int, game_id: int) -> Path:
+    return games_dir / f"iter{iteration:06d}-game{game_id}.sgf"
+
+
+def save_sample_games(games_dir: Path, games: list[SampleGame], rules: Rules, iteration: int,
+                      weights_version: int) -> list[Path]:
+    """Write kept self-play games as records (atomically); both players are the net of
+    `weights_version`."""
+    player = f"catena_zero step{weights_version}"
+    date = datetime.date.today().isoformat()
+    paths = []
+    for game in games:
+        record = record_from_actions(rules, game.komi, game.actions, black_player=player,
+                                     white_player=player, date=date,
+                                     event=f"self-play iteration {iteration}")
+        paths.append(save_record(sample_game_path(games_dir, iteration, game.game_id), record))
+    return paths
 
 
 def learner_iteration(trainer: Trainer, window: ReplayWindow, config: TrainConfig,

@@ -27,6 +27,15 @@ from catena_zero.selfplay.records import (
 )
 
 
+@dataclass(frozen=True)
+class SampleGame:
+    """One self-play game kept whole (for a game record): its serial, komi and actions."""
+
+    game_id: int  # serial of the game in its play_games call
+    komi: int
+    actions: tuple[int, ...]  # every action, in order
+
+
 @dataclass
 class SelfPlayStats:
     """What one `play_games` call produced."""
@@ -39,6 +48,7 @@ class SelfPlayStats:
     draws: int = 0  # finished games drawn
     game_lengths: list[int] = field(default_factory=list)  # actions per finished game
     komis: list[int] = field(default_factory=list)  # komi of each finished game
+    sample_games: list[SampleGame] = field(default_factory=list)  # kept whole, by game id
     seconds: float = 0.0  # wall-clock time of the call
 
     @property
@@ -86,11 +96,12 @@ class SelfPlay:
             search_config, num_simulations=max(config.full_simulations, config.cheap_simulations))
         self.komi_sampler = komi_sampler or KomiSampler(engine, config)
 
-    def play_games(self, num_games: int, rng: np.random.Generator):
+    def play_games(self, num_games: int, rng: np.random.Generator, sample_games: int = 0):
         """Play `num_games` complete games; returns (Samples, SelfPlayStats).
 
         The Samples hold every full-search position (times `symmetry_copies` when augmenting)
-        with its final targets.
+        with its final targets. The first `sample_games` games (by serial) are also kept
+        whole in `stats.sample_games`, sorted by serial.
         """
         if num_games < 1:
             raise ValueError(f"num_games must be >= 1, got {num_games}")
@@ -106,6 +117,8 @@ class SelfPlay:
         stats = SelfPlayStats()
         reuse = self.config.tree_reuse
         tree = None  # [B] trees kept between moves when reusing
+        # slot -> actions of a sample game in it (few games: a Python list each is cheap)
+        kept = {int(slot): [] for slot in range(batch) if game_ids[slot] < sample_games}
         while active.any():
             slots = np.flatnonzero(active & ~state.terminal)
             full = rng.random(slots.size) < self.config.full_search_probability  # [S]
@@ -128,10 +141,14 @@ class SelfPlay:
                             output.root_value[rows][full])
             if reuse:
                 tree = output.reroot(actions)  # the full batch was searched: rows are slots
+            for slot, kept_actions in kept.items():
+                if actions[slot] != NO_ACTION:
+                    kept_actions.append(int(actions[slot]))
             engine.step(state, actions)
             stats.moves += slots.size
             done = np.flatnonzero(active & state.terminal)
             if done.size:
+                self._keep_samples(state, done, game_ids, kept, stats)
                 finished_chunks.append(self._finish(state, done, game_ids, records, stats))
                 still_to_start = num_games - started
                 restart = done[:still_to_start]
@@ -141,6 +158,8 @@ class SelfPlay:
                     state.put(restart, fresh)
                     game_ids[restart] = np.arange(started, started + restart.size)
                     started += restart.size
+                    kept.update({int(slot): [] for slot in restart
+                                 if game_ids[slot] < sample_games})
                     if tree is not None:
                         tree.num_nodes[restart] = 0  # a new game: its old tree is dropped
                 active[done[still_to_start:] if still_to_start > 0 else done] = False
@@ -148,9 +167,20 @@ class SelfPlay:
         if self.config.augment_symmetries:
             samples = symmetry_augment(samples, engine.rules.board, self.config.symmetry_copies,
                                        rng)
+        stats.sample_games.sort(key=lambda game: game.game_id)
         stats.seconds = time.perf_counter() - start_time
         stats.positions = int(sum(chunk["positions"] for chunk in finished_chunks))
         return samples, stats
+
+    @staticmethod
+    def _keep_samples(state: GameState, done: np.ndarray, game_ids: np.ndarray,
+                      kept: dict[int, list[int]], stats: SelfPlayStats) -> None:
+        """Move the finished sample games of `done` [k] out of `kept` into the stats."""
+        for slot in done.tolist():
+            if slot in kept:
+                stats.sample_games.append(SampleGame(int(game_ids[slot]),
+                                                     int(state.komi[slot]),
+                                                     tuple(kept.pop(slot))))
 
     def _search(self, state: GameState, sub_state: GameState, slots: np.ndarray,
                 budget: np.ndarray, tree, rng: np.random.Generator):

@@ -66,8 +66,10 @@ class SelfPlayWorkerCore:
         # A resubmitted task gets a fresh stream so it does not replay the failed attempt.
         rng = np.random.default_rng([self.config.loop.seed, 7, task.task_id, task.attempt])
         path = Path(task.shard_path)
+        games_dir = Path(self.config.loop.run_dir) / "games" if self.config.loop.run_dir else None
         return selfplay_iteration(engine, evaluator, self.config, komi_sampler,
-                                  path, task.task_id, self.weights_version, rng)
+                                  path, task.task_id, self.weights_version, rng,
+                                  games_dir=games_dir)
 
     def ping(self) -> int:
         return self.worker_index
