@@ -88,7 +88,8 @@ def play_terminal(player, config: TerminalConfig, stdin: TextIO | None = None,
             say(_status(session))
         changed = False
         if session.game.is_over:
-            return _finish(session, say)
+            _finish(session, say)
+            return _save_after_the_end(session, stdin, stdout, say)
         if session.swap_available():
             say("you may swap (type swap) to take the opening stone, or play on as White")
         stdout.write(f"your move ({COLOUR_NAMES[session.human]}) > ")
@@ -159,6 +160,19 @@ def _record_command(session: PlaySession, line: str, say) -> bool:
     if replies:
         say(f"model plays {', '.join(move for move in replies if move != 'swap')}")
     return True
+
+
+def _save_after_the_end(session: PlaySession, stdin: TextIO, stdout: TextIO, say) -> int:
+    """After the game: `save FILE` lines write its record; any other line (or the end of
+    input) leaves. Returns 0."""
+    while True:
+        stdout.write("save FILE keeps the record; anything else leaves > ")
+        stdout.flush()
+        line = stdin.readline().strip()
+        if line.split(" ", 1)[0].lower() != "save":
+            say("bye" if line else "")
+            return 0
+        _record_command(session, line, say)
 
 
 def _hint(player, session: PlaySession) -> str:
