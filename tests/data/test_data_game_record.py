@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -112,6 +115,14 @@ def test_a_literal_record_reads_as_written():
     assert record.moves[0].comment == "opening"
     game = replay(record)
     assert game.is_over and game.result_string() == "B+3.5"
+
+
+def test_the_documented_example_reads_and_replays():
+    page = (Path(__file__).resolve().parents[2] / "docs" / "reference" / "records.md").read_text()
+    example = re.search(r"## Example.*?```\n(.*?)```", page, re.S).group(1)
+    record = parse_record(example)
+    assert record.result == "B+3.5" and replay(record).result_string() == "B+3.5"
+    assert record.moves[0].analysis.top_moves == (("A1", 6), ("B2", 4))
 
 
 def test_escapes_and_soft_line_breaks_in_text():
