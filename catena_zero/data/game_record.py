@@ -249,7 +249,7 @@ def _check_simple_text(text, what: str) -> None:
         raise RecordError(f"{what} must be text")
     if len(text) > MAX_NAME_CHARS:
         raise RecordError(f"{what} is longer than {MAX_NAME_CHARS} characters")
-    if any(ch < " " or ch == "\x7f" for ch in text):
+    if any(ch < " " or ch == "\x7f" or "\ud800" <= ch <= "\udfff" for ch in text):
         raise RecordError(f"{what} must be one line without control characters")
 
 
@@ -258,8 +258,9 @@ def _check_text(text, what: str) -> None:
         raise RecordError(f"{what} must be text")
     if len(text) > MAX_TEXT_CHARS:
         raise RecordError(f"{what} is longer than {MAX_TEXT_CHARS} characters")
-    if any((ch < " " and ch not in "\n\t") or ch == "\x7f" for ch in text):
-        raise RecordError(f"{what} holds a control character")
+    if any((ch < " " and ch not in "\n\t") or ch == "\x7f" or "\ud800" <= ch <= "\udfff"
+           for ch in text):
+        raise RecordError(f"{what} holds a control character or a lone surrogate")
 
 
 def _check_analysis(analysis: MoveAnalysis, rules: Rules, what: str) -> None:

@@ -220,6 +220,10 @@ def test_writing_refuses_a_bad_record(tmp_path):
     assert not path.exists()
     with pytest.raises(RecordError, match="control characters"):
         write_record(GameRecord(rules, 0, [], black_player="a\nb"))
+    with pytest.raises(RecordError, match="lone surrogate"):
+        save_record(path, GameRecord(rules, 0, [], comment="\ud800"))
+    with pytest.raises(RecordError, match="lone surrogate"):
+        parse_record(LITERAL.replace("C[opening]", "C[\ud800]"))
     save_record(path, good)
     assert load_record(path) == good
     assert list(tmp_path.iterdir()) == [path]  # no temporary file left over
