@@ -29,6 +29,7 @@ import numpy as np
 
 from catena_zero import __version__
 from catena_zero.data.atomic import atomic_write_text
+from catena_zero.data.sgf_reader import RecordError, read_game_tree, shown_value
 from catena_zero.rules import BLACK, EMPTY, WHITE, Game, GameType, Rules
 
 FORMAT_VERSION = 1  # the CV[...] property; a reader refuses newer versions
@@ -44,14 +45,9 @@ _ROOT_TEXT = {"PB": "black_player", "PW": "white_player", "DT": "date", "EV": "e
               "GN": "game_name", "AP": "application"}
 _ROOT_KNOWN = {"GM", "FF", "CA", "CV", "SZ", "RU", "KM", "RE", "SW", "C", *_ROOT_TEXT}
 _MOVE_KNOWN = {"B", "W", "C", "CZ"}
-_IDENTIFIER = re.compile(r"[A-Z]{1,8}")
 _INTEGER = re.compile(r"[+-]?[0-9]{1,9}")
 _REAL = re.compile(r"[+-]?(?:[0-9]{1,20}(?:\.[0-9]{0,20})?|\.[0-9]{1,20})(?:[eE][+-]?[0-9]{1,3})?")
 _RESULT = re.compile(r"0|[BW]\+(?:[0-9]{1,9}(?:\.[05])?)")
-
-
-class RecordError(ValueError):
-    """A game record that cannot be read or does not replay; the message is one line."""
 
 
 @dataclass(frozen=True)
@@ -363,113 +359,11 @@ def parse_record(data: str | bytes) -> GameRecord:
             raise RecordError(f"the record is larger than {MAX_RECORD_BYTES} characters")
     else:
         raise RecordError(f"a record is text or bytes, got {type(data).__name__}")
-    nodes = _Reader(text.removeprefix("\ufeff")).game_tree()
+    nodes = read_game_tree(text.removeprefix("\ufeff"))
     record = _record_of(nodes)
     _check_fields(record)
     replay(record)
     return record
-
-
-class _Reader:
-    """A strict reader of one SGF game tree without variations: a list of nodes, each a
-    dict identifier -> value (a property with several values is refused)."""
-
-    def __init__(self, text: str):
-        self.text = text
-        self.position = 0
-
-    def fail(self, message: str):
-        raise RecordError(f"{message} (at character {self.position})")
-
-    def skip_space(self) -> None:
-        text, position = self.text, self.position
-        while position < len(text) and text[position] in " \t\r\n":
-            position += 1
-        self.position = position
-
-    def expect(self, char: str, what: str) -> None:
-        self.skip_space()
-        if self.position >= len(self.text) or self.text[self.position] != char:
-            found = "the end" if self.position >= len(self.text) else \
-                repr(self.text[self.position])
-            self.fail(f"expected {what}, found {found}")
-        self.position += 1
-
-    def game_tree(self) -> list[dict[str, str]]:
-        self.expect("(", "'(' opening the game tree")
-        nodes = []
-        while True:
-            self.skip_space()
-            if self.position >= len(self.text):
-                self.fail("the game tree is not closed by ')'")
-            char = self.text[self.position]
-            if char == ";":
-                self.position += 1
-                nodes.append(self.node(len(nodes)))
-            elif char == ")":
-                self.position += 1
-                break
-            elif char == "(":
-                self.fail("variations are not supported: a record is one line of play")
-            else:
-                self.fail(f"expected ';' or ')', found {char!r}")
-        if not nodes:
-            self.fail("the game tree has no node")
-        self.skip_space()
-        if self.position != len(self.text):
-            self.fail("text after the game tree (one game per record)")
-        return nodes
-
-    def node(self, index: int) -> dict[str, str]:
-        properties: dict[str, str] = {}
-        what = "the root node" if index == 0 else f"move {index}"
-        while True:
-            self.skip_space()
-            if self.position >= len(self.text) or self.text[self.position] in ";()":
-                return properties
-            match = _IDENTIFIER.match(self.text, self.position)
-            if match is None:
-                self.fail(f"{what}: expected a property name (upper-case letters), found "
-                          f"{self.text[self.position]!r}")
-            identifier = match.group(0)
-            self.position = match.end()
-            if identifier in properties:
-                self.fail(f"{what}: property {identifier} appears twice")
-            properties[identifier] = self.value(f"{what} {identifier}")
-            self.skip_space()
-            if self.position < len(self.text) and self.text[self.position] == "[":
-                self.fail(f"{what} {identifier}: a property has exactly one value")
-
-    def value(self, what: str) -> str:
-        self.expect("[", f"'[' starting the value of {what}")
-        text = self.text
-        out = []
-        position = self.position
-        start = position
-        while True:
-            if position >= len(text):
-                self.position = start
-                self.fail(f"{what}: the value is not closed by ']'")
-            char = text[position]
-            if char == "]":
-                break
-            if char == "\\":
-                position += 1
-                if position >= len(text):
-                    continue
-                escaped = text[position]
-                if escaped == "\r" and text[position + 1:position + 2] == "\n":
-                    position += 1  # a soft line break \<CR><LF>
-                elif escaped not in "\r\n":
-                    out.append(escaped)
-            else:
-                out.append(char)
-            position += 1
-            if position - start > MAX_TEXT_CHARS * 2:
-                self.position = start
-                self.fail(f"{what}: the value is longer than {MAX_TEXT_CHARS} characters")
-        self.position = position + 1
-        return "".join(out)
 
 
 def _record_of(nodes: list[dict[str, str]]) -> GameRecord:
@@ -482,11 +376,11 @@ def _record_of(nodes: list[dict[str, str]]) -> GameRecord:
                               f"nodes after it")
         raise RecordError(f"the root node has an unknown property {unknown[0]}")
     if root.get("GM") != "Catena":
-        raise RecordError(f"GM must be Catena, got {_shown(root.get('GM'))}")
+        raise RecordError(f"GM must be Catena, got {shown_value(root.get('GM'))}")
     if root.get("FF", "4") != "4":
-        raise RecordError(f"FF must be 4, got {_shown(root.get('FF'))}")
+        raise RecordError(f"FF must be 4, got {shown_value(root.get('FF'))}")
     if root.get("CA", "UTF-8").upper() not in ("UTF-8", "UTF8"):
-        raise RecordError(f"CA must be UTF-8, got {_shown(root.get('CA'))}")
+        raise RecordError(f"CA must be UTF-8, got {shown_value(root.get('CA'))}")
     version = _integer(root.get("CV", str(FORMAT_VERSION)), "CV")
     if not 1 <= version <= FORMAT_VERSION:
         raise RecordError(f"CV[{version}]: this reader knows record format versions "
@@ -498,7 +392,7 @@ def _record_of(nodes: list[dict[str, str]]) -> GameRecord:
     parts = rules_text.split("/")
     if len(parts) != 2:
         raise RecordError(f"RU must be GAMETYPE/SCORING, e.g. komi/standard, got "
-                          f"{_shown(rules_text)}")
+                          f"{shown_value(rules_text)}")
     try:
         rules = Rules(side=side, game_type=parts[0], scoring=parts[1])
     except ValueError as error:
@@ -507,13 +401,13 @@ def _record_of(nodes: list[dict[str, str]]) -> GameRecord:
     komi = _integer(root.get("KM", "0"), "KM", allow_point_zero=True)
     result = root.get("RE")
     if result is not None and not _RESULT.fullmatch(result):
-        raise RecordError(f"RE must be B+x, W+x or 0, got {_shown(result)}")
+        raise RecordError(f"RE must be B+x, W+x or 0, got {shown_value(result)}")
     if result is not None and result.endswith(".0"):
         raise RecordError(f"RE {result} is written without a trailing .0")
     swapped = None
     if "SW" in root:
         if root["SW"] not in ("yes", "no"):
-            raise RecordError(f"SW must be yes or no, got {_shown(root['SW'])}")
+            raise RecordError(f"SW must be yes or no, got {shown_value(root['SW'])}")
         swapped = root["SW"] == "yes"
     moves = [_move_of(node, index + 1, rules) for index, node in enumerate(nodes[1:])]
     texts = {name: root.get(identifier, "") for identifier, name in _ROOT_TEXT.items()}
@@ -536,15 +430,10 @@ def _move_of(node: dict[str, str], number: int, rules: Rules) -> RecordMove:
     try:
         action = rules.board.parse_action(name)
     except ValueError as error:
-        raise RecordError(f"move {number} ({letter}{_shown(name)}): "
+        raise RecordError(f"move {number} ({letter}{shown_value(name)}): "
                           f"{error}") from error
     analysis = _parse_analysis(node["CZ"], rules, number) if "CZ" in node else None
     return RecordMove(_LETTER_COLOURS[letter], action, node.get("C", ""), analysis)
-
-
-def parse_analysis(text: str, rules: Rules, number: int = 0) -> MoveAnalysis:
-    """A MoveAnalysis from the CZ sub-syntax (see format_analysis); RecordError otherwise."""
-    return _parse_analysis(text, rules, number)
 
 
 def _parse_analysis(text: str, rules: Rules, number: int) -> MoveAnalysis:
@@ -555,7 +444,7 @@ def _parse_analysis(text: str, rules: Rules, number: int) -> MoveAnalysis:
         key = key.strip()
         if not equals or key not in ("wr", "lead", "v", "top"):
             raise RecordError(f"{what}: expected wr=, lead=, v= or top=, got "
-                              f"{_shown(part, brackets=False)}")
+                              f"{shown_value(part, brackets=False)}")
         if key in values:
             raise RecordError(f"{what}: {key} appears twice")
         values[key] = value.strip()
@@ -564,7 +453,7 @@ def _parse_analysis(text: str, rules: Rules, number: int) -> MoveAnalysis:
         if key in values:
             if not _REAL.fullmatch(values[key]):
                 raise RecordError(f"{what}: {key} must be a number, got "
-                                  f"{_shown(values[key], brackets=False)}")
+                                  f"{shown_value(values[key], brackets=False)}")
             fields[name] = float(values[key])
     if "v" in values:
         fields["visits"] = _integer(values["v"], f"{what} v")
@@ -574,11 +463,11 @@ def _parse_analysis(text: str, rules: Rules, number: int) -> MoveAnalysis:
             move, colon, visits = entry.partition(":")
             if not colon:
                 raise RecordError(f"{what}: a top move is MOVE:VISITS, got "
-                                  f"{_shown(entry, brackets=False)}")
+                                  f"{shown_value(entry, brackets=False)}")
             try:
                 name = rules.board.action_name(rules.board.parse_action(move.strip()))
             except ValueError as error:
-                raise RecordError(f"{what}: top move {_shown(move, brackets=False)}: "
+                raise RecordError(f"{what}: top move {shown_value(move, brackets=False)}: "
                                   f"{error}") from error
             top.append((name, _integer(visits.strip(), f"{what} top visits")))
         fields["top_moves"] = tuple(top)
@@ -592,17 +481,8 @@ def _integer(text: str, what: str, allow_point_zero: bool = False) -> int:
     if allow_point_zero and value.endswith(".0"):
         value = value[:-2]
     if not _INTEGER.fullmatch(value):
-        raise RecordError(f"{what} must be a whole number, got {_shown(text, brackets=False)}")
+        raise RecordError(f"{what} must be a whole number, got {shown_value(text, brackets=False)}")
     return int(value)
-
-
-def _shown(text, brackets: bool = True) -> str:
-    if text is None:
-        return "nothing"
-    text = str(text)
-    cut = text[:40] + ("..." if len(text) > 40 else "")
-    cut = cut.encode("ascii", "backslashreplace").decode("ascii")
-    return f"[{cut}]" if brackets else repr(cut)
 
 
 def same_position(first: Game, second: Game) -> bool:
@@ -615,6 +495,6 @@ def same_position(first: Game, second: Game) -> bool:
 
 
 __all__ = ["FORMAT_VERSION", "MAX_RECORD_BYTES", "GameRecord", "MoveAnalysis", "RecordError",
-           "RecordMove", "format_analysis", "load_record", "parse_analysis", "parse_record",
+           "RecordMove", "format_analysis", "load_record", "parse_record",
            "record_from_actions", "record_from_game", "replay", "same_position",
            "save_record", "write_record"]

@@ -48,14 +48,7 @@ from typing import Protocol, TextIO
 import numpy as np
 
 import catena_zero
-from catena_zero.data.game_record import (
-    RecordError,
-    load_record,
-    record_from_game,
-    replay,
-    save_record,
-    write_record,
-)
+from catena_zero.data import game_record
 from catena_zero.rules import BLACK, WHITE, Game, Rules
 
 PROTOCOL_VERSION = "2"
@@ -457,37 +450,35 @@ def _loadsgf(engine: GtpEngine, args: list[str]) -> str:
     if len(args) not in (1, 2):
         raise GtpError("syntax error: usage is loadsgf FILE [MOVE_NUMBER]")
     try:
-        record = load_record(args[0])
-    except RecordError as error:
+        record = game_record.load_record(args[0])
+    except game_record.RecordError as error:
         raise GtpError(f"cannot load file: {error}") from error
     count = len(record.moves)
     if len(args) == 2:
         count = min(parse_integer(args[1], "move number", 1, 10**9) - 1, count)
-    game = replay(record, upto=count)
+    game = game_record.replay(record, upto=count)
     engine.rules, engine.komi, engine.game = record.rules, record.komi, game
     engine.note_track()
     return ""
 
 
-def _current_record_text(engine: GtpEngine) -> str:
-    record = record_from_game(engine.game)
+def _game_record(engine: GtpEngine):
+    record = game_record.record_from_game(engine.game)
     record.application = f"{engine.name}:{engine.version}"
-    return write_record(record)
+    return record
 
 
 def _printsgf(engine: GtpEngine, args: list[str]) -> str:
     """The current game as a record (docs/reference/records.md), on the reply's lines."""
     _expect(args, 0, "printsgf")
-    return _current_record_text(engine)
+    return game_record.write_record(_game_record(engine))
 
 
 def _savesgf(engine: GtpEngine, args: list[str]) -> str:
     """`catena-savesgf FILE`: write the current game's record to FILE (atomically)."""
     _expect(args, 1, "catena-savesgf FILE")
-    record = record_from_game(engine.game)
-    record.application = f"{engine.name}:{engine.version}"
     try:
-        save_record(args[0], record)
+        game_record.save_record(args[0], _game_record(engine))
     except OSError as error:
         raise GtpError(f"cannot write {shown(args[0])}: {error.strerror or error}") from error
     return ""
