@@ -157,8 +157,9 @@ def _record_command(session: PlaySession, line: str, say) -> bool:
         return False
     say(f"loaded {name}: {session.rules}, komi {session.komi}, "
         f"{len(session.game.history)} moves; you play {COLOUR_NAMES[session.human]}")
-    if replies:
-        say(f"model plays {', '.join(move for move in replies if move != 'swap')}")
+    moves = [move for move in replies if move != "swap"]
+    if moves:
+        say(f"model plays {', '.join(moves)}")
     return True
 
 
