@@ -226,14 +226,16 @@ class ScoreParts:
     def _parts(self, score: ColourScore) -> str:
         words = []
         if self.scoring == Scoring.STANDARD:
-            words.append(f"{score.stones} stones")
+            words.append(f"{score.stones} stone{'' if score.stones == 1 else 's'}")
         elif self.scoring == Scoring.QUADRATIC:
             words.append(f"{score.ribbons:g} ribbons")
         else:
             words.append(f"longest ribbon {score.ribbons:g}")
         if score.button:
             words.append(f"{score.button:g} button")
-        if score.komi:
+        if score.komi and self.scoring == Scoring.LONGEST and not score.ribbons:
+            words.append(f"{score.komi} komi (added once White has a ribbon)")
+        elif score.komi:
             words.append(f"{score.komi} komi")
         return " + ".join(words)
 
@@ -248,7 +250,7 @@ class ScoreParts:
         """The final breakdown, a few lines."""
         lines = [self.line()]
         for score in (self.black, self.white):
-            lines.append(f"  {score.colour.capitalize()}: {score.stones} stones on the board, "
+            lines.append(f"  {score.colour.capitalize()}: {score.stones} on the board, "
                          f"{score.claimed} in claimed ribbons; {self._parts(score)} "
                          f"= {score.total:g}")
         if self.scoring == Scoring.LONGEST:
