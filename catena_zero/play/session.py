@@ -247,3 +247,8 @@ class PlaySession:
             if not self.rules.is_double:
                 break
         return cells
+
+    def swap_decision(self) -> str | None:
+        """What was decided at the nokomi swap (a note), None before it or in other game
+        types."""
+        return next((note for note in self.notes if "swap" in note.split(":")[0]), None)

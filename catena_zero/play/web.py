@@ -227,7 +227,7 @@ class _Handler(BaseHTTPRequestHandler):
                       "/api/swap": self.service.swap, "/api/undo": self.service.undo}[route]
             return self._json(200, change(self._body(), token))
         except ApiError as error:
-            self._json(error.status, {"error": error.message}, error.headers)
+            self._json(error.status, {"error": error.message, **error.fields}, error.headers)
         except (ConnectionError, TimeoutError):
             raise  # the client went away or stopped reading: nobody to answer
         except Exception as error:  # a bug must not take the server down

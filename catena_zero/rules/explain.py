@@ -106,6 +106,14 @@ def _placement_reason(game: Game, cell: int) -> str:
     return f"{name} is not a legal placement"  # unreachable by the placement rule
 
 
+def mover_of(rules: Rules, index: int) -> int:
+    """The colour that made action `index` (0-based) of a game: turns alternate one action
+    each (the button is an action), or B, W W, B B, ... in double."""
+    if not rules.is_double:
+        return BLACK if index % 2 == 0 else WHITE
+    return WHITE if ((index + 1) // 2) % 2 == 1 else BLACK
+
+
 # ---------------------------------------------------------------------------- claims
 
 
