@@ -117,7 +117,8 @@ function render() {
     }
     if (lastMoves.has(name)) element("circle", {cx: x, cy: y, r: 0.18, class: "last-move"}, svg);
     const owner = state.eval.ownership_black[index];
-    if (showOwnership && !state.limited[index] && Math.abs(owner) > 0.05) {
+    // No square on a claimed stone or on a cell no stone can reach: nothing is in doubt.
+    if (showOwnership && !state.limited[index] && !unplayable && Math.abs(owner) > 0.05) {
       const size = 0.32 * Math.sqrt(Math.abs(owner));
       element("rect", {
         x: x - size / 2, y: y - size / 2, width: size, height: size, class: "ownership",
