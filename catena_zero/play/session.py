@@ -153,6 +153,7 @@ class PlaySession:
         mark = self._mark()
         self.human = BLACK
         self.events.append(Event("human", "swap"))
+        self.notes.append("you swapped: you take the opening stone and play Black")
         return self._reply_or_roll_back(mark, played)
 
     def _mark(self) -> tuple[int, int, list[str], list[str]]:
@@ -251,4 +252,9 @@ class PlaySession:
     def swap_decision(self) -> str | None:
         """What was decided at the nokomi swap (a note), None before it or in other game
         types."""
-        return next((note for note in self.notes if "swap" in note.split(":")[0]), None)
+        if self.rules.game_type != GameType.NOKOMI or not self.game.history or \
+                self._swap_point():
+            return None  # before the opening stone, or still to be decided
+        # The latest: an undo back before the swap leaves the old decision in the notes.
+        return next((note for note in reversed(self.notes) if "swap" in note.split(":")[0]),
+                    None)
