@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from catena_zero.rules import BLACK, WHITE, Game, GameType, Rules, Scoring
-from catena_zero.rules.explain import claims_after, illegal_reason, score_parts
+from catena_zero.rules.explain import claims_after, illegal_reason, mover_of, score_parts
 from tests.rules.test_rules_seeds import EXAMPLE_1_MOVES, EXAMPLE_2_MOVES
 
 VARIANTS = [(game_type, scoring) for game_type in GameType for scoring in Scoring]
@@ -131,3 +131,14 @@ def test_live_score_line_has_its_parts() -> None:
     quadratic = played(["C3", "C4"], Rules(side=3, scoring="quadratic"), komi=0)
     assert quadratic.rules.scoring == Scoring.QUADRATIC
     assert "quadratic points (squared ribbon lengths)" in score_parts(quadratic).line()
+
+
+@pytest.mark.parametrize("game_type", list(GameType))
+def test_mover_of_matches_the_engine(game_type) -> None:
+    rng = np.random.default_rng(11)
+    rules = Rules(side=3, game_type=game_type)
+    for _ in range(5):
+        game = Game(rules)
+        while not game.is_over:
+            assert mover_of(rules, len(game.history)) == game.to_move
+            game.play(int(rng.choice(game.legal_actions())))
