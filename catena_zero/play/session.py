@@ -18,8 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from catena_zero.data.game_record import GameRecord, record_from_game, replay
-from catena_zero.rules import BLACK, WHITE, GameType, Rules
+from catena_zero.rules import BLACK, WHITE, GameState, GameType, Rules
 from catena_zero.rules import Game as _Game
+from catena_zero.rules.explain import Claim, claims_of_actions, illegal_reason
 
 COLOUR_NAMES = {BLACK: "black", WHITE: "white"}
 COLOUR_CODES = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}
@@ -28,7 +29,21 @@ MODEL_NAME = "catena_zero"  # the model's
 
 
 class SessionError(ValueError):
-    """A request the session refuses (illegal move, out of turn, nothing to undo)."""
+    """A request the session refuses (illegal move, out of turn, nothing to undo).
+    `reason` is the rule an illegal move breaks (rules/explain.py), else None."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass
+class TurnClaims:
+    """The ribbons one action claimed, and who played it."""
+
+    actor: str  # "you" or "the model"
+    move: str  # the action's name, e.g. "C8"
+    claims: list[Claim]
 
 
 def parse_colour(text: str) -> int:
@@ -123,8 +138,11 @@ class PlaySession:
         # A malformed move is a plain ValueError, an illegal one a SessionError.
         action = self.game.parse_action(move)
         if action not in self.game.legal_actions():
-            raise SessionError(f"illegal move {board.action_name(action)}")
+            reason = illegal_reason(self.game, action)
+            raise SessionError(f"illegal move {board.action_name(action)}: {reason}", reason)
         mark = self._mark()
+        if self._swap_point():
+            self.notes.append("you did not swap: you play on as White")
         self.game.play(action)
         self.events.append(Event("human", "move", action))
         return self._reply_or_roll_back(mark, played)
@@ -138,6 +156,7 @@ class PlaySession:
         mark = self._mark()
         self.human = BLACK
         self.events.append(Event("human", "swap"))
+        self.notes.append("you swapped: you take the opening stone and play Black")
         return self._reply_or_roll_back(mark, played)
 
     def _mark(self) -> tuple[int, int, list[str], list[str]]:
@@ -167,6 +186,8 @@ class PlaySession:
                 self.events.append(Event("model", "swap"))
                 self.model_moves.append("swap")
                 self.notes.append("the model swapped: it takes the opening stone")
+            else:
+                self.notes.append("the model did not swap: it plays on as White")
         while not self.game.is_over and self.game.to_move == self.model_colour:
             action = int(self.player.genmove(self.game))
             self.game.play(action)
@@ -240,3 +261,54 @@ class PlaySession:
                 events.append(Event("human" if human == BLACK else "model", "swap"))
         return events
 
+    # -- explanations --------------------------------------------------------------------
+
+    def turn_start(self) -> tuple[GameState, int]:
+        """A mark to pass to `claims_since` after the person's move and the model's reply."""
+        return self.game.state.copy(), len(self.game.history)
+
+    def claims_since(self, start: tuple[GameState, int]) -> list[TurnClaims]:
+        """The claims of every action played since `start` (a `turn_start`), in order;
+        empty after an undo (the game went back, nothing was claimed)."""
+        state, count = start
+        history = self.game.history
+        if len(history) <= count:
+            return []
+        actions = history[count:]
+        actors = [event.actor for event in self.events if event.kind == "move"][count:]
+        board = self.rules.board
+        out = []
+        for action, actor, claims in zip(actions, actors,
+                                         claims_of_actions(self.rules, state, actions),
+                                         strict=True):
+            if claims:
+                out.append(TurnClaims("you" if actor == "human" else "the model",
+                                      board.action_name(action), claims))
+        return out
+
+    def last_turn_cells(self) -> list[int]:
+        """The cells placed in the last turn (two stones in double): trailing moves by the
+        same actor, without the button."""
+        events = [event for event in self.events if event.kind == "move"]
+        if not events:
+            return []
+        actor = events[-1].actor
+        cells = []
+        for event in reversed(events):
+            if event.actor != actor:
+                break
+            if event.action != self.rules.board.button_action:
+                cells.append(event.action)
+            if not self.rules.is_double:
+                break
+        return cells
+
+    def swap_decision(self) -> str | None:
+        """What was decided at the nokomi swap (a note), None before it or in other game
+        types."""
+        if self.rules.game_type != GameType.NOKOMI or not self.game.history or \
+                self._swap_point():
+            return None  # before the opening stone, or still to be decided
+        # The latest: an undo back before the swap leaves the old decision in the notes.
+        return next((note for note in reversed(self.notes) if "swap" in note.split(":")[0]),
+                    None)

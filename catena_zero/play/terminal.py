@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from catena_zero.data.game_record import load_record, save_record
-from catena_zero.play.session import COLOUR_NAMES, PlaySession
-from catena_zero.rules import Rules
+from catena_zero.play.session import COLOUR_NAMES, PlaySession, SessionError
+from catena_zero.rules import BLACK, EMPTY, WHITE, Rules
+from catena_zero.rules.explain import score_parts, score_units
+from catena_zero.rules.result import result_string
 
 HELP = """commands:
   <cell>      place a stone, e.g. f6 (case does not matter)
@@ -27,8 +29,13 @@ HELP = """commands:
   hint        the model's analysis of the position (win rate, score lead, top moves)
   save FILE   write the game so far as a record (docs/reference/records.md)
   load FILE   continue from a record's final position (its rules and komi)
-  help        this text
+  help        this text and the legend of the board
   quit        leave the game"""
+
+LEGEND = """board: X black  O white  x o claimed (in a limited ribbon, final)
+       . empty, playable   - empty, unplayable (no stone can ever go there)
+       (X) stones of the last turn   letters: columns, at both ends of each column
+       win rates and score leads are from Black's view"""
 
 
 @dataclass
@@ -77,15 +84,19 @@ def play_terminal(player, config: TerminalConfig, stdin: TextIO | None = None,
     if note:
         say(note)
     session = PlaySession(player, rules, komi=config.komi, human_colour=config.colour)
+    say(LEGEND)
     for note in session.notes:
         say(note)
+    notes_shown = len(session.notes)
     if session.model_moves:
         say(f"model plays {', '.join(session.model_moves)}")
     changed = True
     while True:
         if changed:
-            say(session.game.board_text().rstrip("\n"))
+            say(board_picture(session))
             say(_status(session))
+            if not session.game.is_over:  # the final breakdown follows instead
+                say(score_parts(session.game).line())
         changed = False
         if session.game.is_over:
             _finish(session, say)
@@ -110,6 +121,7 @@ def play_terminal(player, config: TerminalConfig, stdin: TextIO | None = None,
                 return 0
             if command in ("help", "?"):
                 say(HELP)
+                say(LEGEND)
                 continue
             if command == "hint":
                 say(_hint(player, session))
@@ -119,20 +131,23 @@ def play_terminal(player, config: TerminalConfig, stdin: TextIO | None = None,
                 say("undone")
                 changed = True
                 continue
+            start = session.turn_start()
             replies = session.human_swap() if command == "swap" else session.human_move(command)
-        except ValueError as error:  # SessionError (refused) or a malformed move
+        except SessionError as error:  # refused: the message names the rule broken
+            say(f"error: {error}")
+            continue
+        except ValueError as error:  # a malformed move
             say(f"error: {error}")
             continue
         changed = True
-        if "swap" in replies:
-            say("the model swaps: it takes the opening stone and you play White")
+        notes_shown = _say_notes(session, notes_shown, say)
         moves = [move for move in replies if move != "swap"]
         if moves:
             evaluation = player.evaluate(session.game)
-            winrate = evaluation.winrate_black
-            if session.model_colour != 1:
-                winrate = 1.0 - winrate
-            say(f"model plays {', '.join(moves)}   (model's win rate {100 * winrate:.0f}%)")
+            say(f"model plays {', '.join(moves)}   "
+                f"(Black's view: win rate for black {100 * evaluation.winrate_black:.0f}%)")
+        for line in claim_lines(session, start):
+            say(line)
 
 
 RECORD_COMMANDS = ("save", "load")
@@ -177,13 +192,34 @@ def _save_after_the_end(session: PlaySession, stdin: TextIO, stdout: TextIO, say
 
 
 def _hint(player, session: PlaySession) -> str:
+    """The search's analysis, every number from Black's view: the search's mean over the
+    lines it read (the position) beside each move's own value (after that move), so a good
+    move reads above the mean for the player to move."""
     analysis = player.analyze(session.game)
-    lines = [f"win rate for {COLOUR_NAMES[analysis.to_move]} {100 * analysis.winrate:.1f}%, "
-             f"score lead {analysis.score_lead:+.1f}"]
+    black = analysis.to_move == BLACK
+
+    def for_black(winrate: float) -> float:
+        return winrate if black else 1.0 - winrate
+
+    lead = analysis.score_lead if black else -analysis.score_lead
+    units = score_units(session.rules)
+    lines = [f"Black's view: win rate for black {100 * for_black(analysis.winrate):.1f}% "
+             f"(the search's mean), score lead {format_lead(lead)} {units}",
+             f"top moves for {COLOUR_NAMES[analysis.to_move]} (win rate for black after each):"]
     for move in analysis.moves:
+        rate = "unvisited" if move.winrate != move.winrate else \
+            f"{100 * for_black(move.winrate):.1f}%"
         lines.append(f"  {move.name:>6}  visits {move.visits:4d}  prior {move.prior:.3f}  "
-                     f"win rate {100 * move.winrate:.1f}%")
+                     f"win rate for black {rate}")
     return "\n".join(lines)
+
+
+def format_lead(lead_black: float) -> str:
+    """A score lead from Black's view as 'B+1.2', 'W+0.3' or '0' (one decimal)."""
+    rounded = round(float(lead_black), 1)
+    if rounded == 0:
+        return "0"
+    return result_string(BLACK if rounded > 0 else WHITE, rounded)
 
 
 def _finish(session: PlaySession, say) -> int:
@@ -196,4 +232,68 @@ def _finish(session: PlaySession, say) -> int:
     else:
         verdict = "a draw"
     say(f"game over: {result} ({verdict})")
+    for line in score_parts(session.game).breakdown():
+        say(line)
     return 0
+
+
+def _say_notes(session: PlaySession, shown: int, say) -> int:
+    """Say the session's notes after the first `shown` (the model's komi, colour and swap
+    decisions, and the person's); returns how many are shown now."""
+    for note in session.notes[shown:]:
+        say(note)
+    return len(session.notes)
+
+
+def claim_lines(session: PlaySession, start) -> list[str]:
+    """One line per ribbon claimed since `start` (session.turn_start())."""
+    return [f"{turn.actor} played {turn.move}: {claim.text()}"
+            for turn in session.claims_since(start) for claim in turn.claims]
+
+
+def board_picture(session: PlaySession) -> str:
+    """The board with its marks (LEGEND): rows numbered on the left; each column's letter
+    at both of its ends, so a column can be followed from either edge.
+
+    The cell (c, r) is drawn at x = 2c - r + side - 1 on the line of row r (row 1 at the
+    bottom); a column runs up and to the left, so its letters sit one step past its end
+    cells along it: below row 1 or right of the lower-right edge, above the top row or
+    left of the upper-left edge."""
+    game = session.game
+    board = game.board
+    side, size = board.side, board.grid_size
+    stones = game.state.stones[0]
+    limited = game.state.limited[0]
+    playable = set(game.legal_actions()) if not game.is_over else set()
+    last = set(session.last_turn_cells())
+    marks: dict[tuple[int, int], str] = {}  # (row, x) -> character
+
+    def x_of(col: int, row: int) -> int:
+        return 2 * col - row + side - 1
+
+    for index, (col, row) in enumerate(board.coords.tolist()):
+        x = x_of(col, row)
+        stone = int(stones[index])
+        if stone == EMPTY:
+            marks[row, x] = "." if index in playable else "-"
+        else:
+            char = "X" if stone == BLACK else "O"
+            marks[row, x] = char.lower() if limited[index] else char
+        if index in last:
+            marks[row, x - 1], marks[row, x + 1] = "(", ")"
+    for col in range(size):
+        low, high = max(0, col - side + 1), min(size - 1, col + side - 1)
+        letter = chr(ord("A") + col)
+        marks[low - 1, x_of(col, low - 1)] = letter
+        marks[high + 1, x_of(col, high + 1)] = letter
+    left = min(x for _, x in marks)
+    lines = []
+    for row in range(size, -2, -1):
+        width = max((x for r, x in marks if r == row), default=left) - left + 1
+        line = [" "] * width
+        for (r, x), char in marks.items():
+            if r == row:
+                line[x - left] = char
+        label = f"{row + 1:>2}  " if 0 <= row < size else "    "
+        lines.append((label + "".join(line)).rstrip())
+    return "\n".join(lines)

@@ -10,7 +10,10 @@ Routes (every API answer is JSON; errors are `{"error": message}` with a 4xx sta
     POST /api/new               {side, game_type, scoring, komi: int | "auto",
                                  colour: "black" | "white" | "auto"} -> game state + token
                                 (every state has track_note: one line when the board and
-                                variant are outside the model's training, else null)
+                                variant are outside the model's training, else null, and
+                                the explanations of explanation_json: unplayable cells,
+                                last turn, movers, score parts, claims, swap decision,
+                                model)
     GET  /api/state?game=ID     game state (answers at once; "thinking" while the model
                                 searches in that game)
     POST /api/move              {game, move: "F6" | "button"} -> state after the model's reply
@@ -31,7 +34,8 @@ Bad requests get a 4xx JSON answer with a message and change nothing: malformed 
 nested JSON, numbers over 18 digits, NaN/Infinity, text that is not UTF-8, wrong types
 (400); a missing or foreign token (403); an unknown game or page (404); another method
 (405 with `Allow`); a request not sent within `request_timeout` (408, or the connection
-is closed); a game busy or a move refused (409); no Content-Length but a body (411); a
+is closed); a game busy or a move refused (409; an illegal move adds
+`reason`, the rule it breaks); no Content-Length but a body (411); a
 body over MAX_BODY_BYTES (413). http.server's own refusals (bad request line, too many
 headers, HTTP/2) are answered in JSON too. Only when every game is in use (`/api/new`) or
 `max_connections` connections are open does the server say 503; a server bug answers 500
@@ -237,7 +241,7 @@ class _Handler(BaseHTTPRequestHandler):
                       "/api/swap": self.service.swap, "/api/undo": self.service.undo}[route]
             return self._json(200, change(self._body(), token))
         except ApiError as error:
-            self._json(error.status, {"error": error.message}, error.headers)
+            self._json(error.status, {"error": error.message, **error.fields}, error.headers)
         except (ConnectionError, TimeoutError):
             raise  # the client went away or stopped reading: nobody to answer
         except Exception as error:  # a bug must not take the server down

@@ -23,6 +23,7 @@ slow search never delays another game.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hmac
 import secrets
 import threading
@@ -39,6 +40,7 @@ from catena_zero.data.game_record import parse_record, write_record
 from catena_zero.play.bundled import default_side
 from catena_zero.play.session import COLOUR_NAMES, HUMAN_NAME, PlaySession, SessionError
 from catena_zero.rules import Game, GameType, Rules, Scoring
+from catena_zero.rules.explain import mover_of, score_parts, score_units
 
 GAME_WAIT_SECONDS = 10.0  # a change to a game whose model is answering waits this long
 RETRY_AFTER_SECONDS = 30  # told to a client refused because every game is in use
@@ -48,11 +50,13 @@ SHOWN_CHARS = 40  # at most this much of a client's value is repeated in a messa
 class ApiError(Exception):
     """An HTTP error answer: status, message and extra headers (Allow, Retry-After)."""
 
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None):
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None,
+                 fields: dict[str, Any] | None = None):
         super().__init__(message)
         self.status = status
         self.message = message
         self.headers = headers or {}
+        self.fields = fields or {}  # more of the answer, e.g. the reason of an illegal move
 
 
 def shown(value: Any) -> str:
@@ -72,6 +76,7 @@ class GameEntry:
     lock: threading.Lock = field(default_factory=threading.Lock)
     published: tuple[dict[str, Any], bool] = ({}, False)  # (last state, model thinking)
     last_used: float = 0.0  # time.monotonic() of its owner's last request
+    claims: list[dict[str, Any]] = field(default_factory=list)  # the last change's claims
 
 
 class PlayService:
@@ -221,21 +226,25 @@ class PlayService:
                                 "it has replied")
         try:
             before = entry.published
+            start = entry.session.turn_start()
+            claims_before = entry.claims
 
             def played() -> None:  # the person's move is on the board; the model searches
+                entry.claims = claims_json(entry.session, start)
                 entry.published = (self._state(entry), True)
 
             try:
                 action(entry.session, played)
             except SessionError as error:
-                entry.published = before
-                raise ApiError(409, str(error)) from error
+                entry.published, entry.claims = before, claims_before
+                raise ApiError(409, str(error), fields={"reason": error.reason}) from error
             except ValueError as error:
-                entry.published = before
+                entry.published, entry.claims = before, claims_before
                 raise ApiError(400, str(error)) from error
             except BaseException:
-                entry.published = before
+                entry.published, entry.claims = before, claims_before
                 raise
+            entry.claims = claims_json(entry.session, start)
             entry.published = (self._state(entry), False)
             entry.last_used = self.clock()
             return {**entry.published[0], "thinking": False}
@@ -283,7 +292,15 @@ class PlayService:
                 "score_lead_black": round(float(evaluation.score_lead_black), 2),
                 "ownership_black": np.round(evaluation.ownership_black, 3).tolist(),
             },
+            **explanation_json(session, entry.claims, self._model_name(rules)),
         }
+
+    def _model_name(self, rules: Rules) -> str | None:
+        """The one model that plays this game's side."""
+        try:
+            return self.player.library.describe(rules.side)
+        except ValueError:  # no model for the side: the game could not have started
+            return None
 
 
     # -- game records (docs/reference/records.md) ----------------------------------------
@@ -372,3 +389,39 @@ def _field(body: dict[str, Any], name: str, kind: type, default: Any) -> Any:
     if kind is str and len(value) > SHOWN_CHARS:
         raise ApiError(400, f"{name} must be at most {SHOWN_CHARS} characters")
     return value
+
+
+def claims_json(session: PlaySession, start) -> list[dict[str, Any]]:
+    """The ribbons claimed since `start` (session.turn_start()), for the page."""
+    return [{"actor": turn.actor, "move": turn.move, "cells": claim.cells,
+             "owner": COLOUR_NAMES[claim.owner], "taken": claim.taken,
+             "text": f"{turn.actor} played {turn.move}: {claim.text()}"}
+            for turn in session.claims_since(start) for claim in turn.claims]
+
+
+def explanation_json(session: PlaySession, claims: list[dict[str, Any]],
+                     model: str | None) -> dict[str, Any]:
+    """What the page shows to explain the board: the cells no stone can go on, the last
+    turn, who made each move, the live score with its parts (the final breakdown once over)
+    and its units, the claims of the last change, the swap decision and the model."""
+    game = session.game
+    rules = session.rules
+    board = rules.board
+    playable = set(game.legal_actions()) if not game.is_over else set()
+    stones = game.state.stones[0]
+    parts = score_parts(game)
+    score = dataclasses.asdict(parts)
+    score["line"] = parts.line()
+    score["breakdown"] = parts.breakdown() if parts.final else []
+    return {
+        "unplayable": [bool(stones[i] == 0 and i not in playable)
+                       for i in range(board.num_cells)],
+        "last_turn": [board.cell_name(cell) for cell in session.last_turn_cells()],
+        "history_colours": [COLOUR_NAMES[mover_of(rules, i)]
+                            for i in range(len(game.history))],
+        "score": score,
+        "score_units": score_units(rules),
+        "claims": list(claims),
+        "swap_decision": session.swap_decision(),
+        "model": model,
+    }

@@ -101,6 +101,12 @@ class ChromiumSession:
     def click(self, css: str) -> None:
         self.command("POST", f"/element/{self.find(css)}/click", {})
 
+    def screenshot_png(self) -> bytes:
+        """The visible page as PNG bytes (WebDriver "Take Screenshot")."""
+        import base64
+
+        return base64.b64decode(self.command("GET", "/screenshot"))
+
     def wait_for(self, source: str, timeout: float = 60.0, *args: Any) -> Any:
         """Poll the JavaScript expression `source` (a function body returning a value)
         until it is truthy; returns it."""

@@ -35,8 +35,9 @@ def test_moves_errors_undo_and_quit(player: ModelPlayer) -> None:
     assert "error: cell 'q9' is not on the side-3 board" in text and "undone" in text
     assert "win rate for black" in text and "take the button" in text
     assert text.rstrip().endswith("bye")
-    # The board is drawn in RULES.md notation: rows 1..5 and columns A..E on side 3.
-    assert " 5    . . ." in text and "      A B C" in text
+    # The board is drawn in RULES.md notation: rows 1..5 and columns A..E on side 3, each
+    # column lettered at both ends (B's top end is left of row 5).
+    assert " 5   B . . ." in text and "        A B C" in text
 
 
 def test_a_whole_game_by_piping_every_cell(player: ModelPlayer) -> None:

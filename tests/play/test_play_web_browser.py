@@ -67,3 +67,50 @@ def test_click_a_cell_and_the_model_answers(server_url: str) -> None:
         browser.click("#undo")
         browser.wait_for(f"{STONES} === 0 && document.body.dataset.busy === '0'")
         assert browser.script("return document.getElementById('error').textContent") == ""
+
+
+TEXT = "return document.getElementById({!r}).textContent"
+IDLE = "document.body.dataset.busy === '0'"
+
+
+def test_a_whole_game_explains_itself(server_url: str) -> None:
+    with ChromiumSession(BROWSER, DRIVER) as browser:
+        browser.open(server_url)
+        browser.wait_for(f"return document.querySelectorAll('polygon.cell').length === 19 "
+                         f"&& {IDLE}")
+        assert browser.script(TEXT.format("score")) == (
+            "score now (stones): Black 0 = 0 stones | White 0 = 0 stones | 0")
+        header = browser.script(TEXT.format("model"))
+        assert header.startswith("side 3 ") and "|" not in header
+        legend = browser.script(TEXT.format("legend"))
+        assert "no stone can ever go there" in legend and "ownership" in legend
+        browser.click('polygon.cell.legal[data-cell="C3"]')
+        browser.wait_for(f"{STONES} === 2 && {IDLE}")
+        assert browser.script(TEXT.format("score")) == (
+            "score now (stones): Black 1 = 1 stone | White 1 = 1 stone | 0")
+        assert browser.script(TEXT.format("score-lead")).endswith(" stones")
+        colours = browser.script("return Array.from(document.querySelectorAll('#history li'))"
+                                 ".map(li => li.className)")
+        assert colours == ["black", "white"]
+        assert browser.script("return document.querySelectorAll('circle.last-move').length") \
+            == 1
+        claims, reasons = [], []
+        while not browser.script("return current.over"):
+            unplayable = browser.script(
+                "const c = document.querySelector('polygon.cell.unplayable');"
+                "return c && c.getAttribute('data-cell')")
+            if unplayable and not reasons:
+                browser.click(f'polygon.cell[data-cell="{unplayable}"]')
+                browser.wait_for(f"return {IDLE} && "
+                                 f"document.getElementById('error').textContent")
+                reasons.append(browser.script(TEXT.format("error")))
+            browser.click("polygon.cell.legal")
+            browser.wait_for(f"return {IDLE} && document.getElementById('error')"
+                             f".textContent === ''")
+            claims += browser.script("return Array.from(document.querySelectorAll("
+                                     "'#claims li')).map(li => li.textContent)")
+        assert reasons and reasons[0].startswith("illegal move ") and "would" in reasons[0]
+        assert any(" claims it" in claim and claim.startswith(("you played", "the model "))
+                   for claim in claims), claims
+        final = browser.script(TEXT.format("score"))
+        assert final.startswith("final score (stones): Black ") and "in claimed ribbons" in final

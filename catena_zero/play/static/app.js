@@ -56,7 +56,11 @@ async function api(path, body) {
     body: JSON.stringify(body)};
   const response = await fetch(path, options);
   const payload = await response.json();
-  if (!response.ok) throw new Error(payload.error || ("HTTP " + response.status));
+  if (!response.ok) {
+    const failure = new Error(payload.error || ("HTTP " + response.status));
+    failure.reason = payload.reason || null;  // the rule an illegal move breaks
+    throw failure;
+  }
   if (payload.token) saveToken(payload.token);
   return payload;
 }
@@ -72,6 +76,7 @@ async function request(path, body, pendingText) {
     render();
   } catch (error) {
     $("error").textContent = error.message;
+    $("error").dataset.reason = error.reason || "";
     if (current) render();
   } finally {
     setBusy(false);
@@ -91,16 +96,20 @@ function render() {
   svg.setAttribute("viewBox", [minX, minY, Math.max(...xs) - minX + margin,
                                Math.max(...ys) - minY + margin].join(" "));
   const showOwnership = $("show-ownership").checked;
-  const lastMoves = new Set(state.model_moves);
+  const lastMoves = new Set(state.last_turn);
+  const humanTurn = !state.over && state.to_move === state.human;
   state.cells.forEach((name, index) => {
     const [x, y] = positions[index];
     const stone = state.stones[index];
     const legal = state.legal[index];
+    const unplayable = state.unplayable[index];
     const cell = element("polygon", {
       points: hexPoints(x, y), "data-cell": name,
-      class: "cell " + (legal ? "legal" : (stone ? "" : "illegal"))}, svg);
-    element("title", {}, cell).textContent = name;
-    if (legal) cell.addEventListener("click", () => play(name));
+      class: "cell " + (legal ? "legal" : (stone ? "" : "illegal")) + (unplayable ? " unplayable" : "")}, svg);
+    element("title", {}, cell).textContent = name + (unplayable ? " (no stone can go here)" : "");
+    // An empty cell that is not legal is still clickable on your turn: the server says why.
+    if (legal || (humanTurn && !stone)) cell.addEventListener("click", () => play(name));
+    if (unplayable) element("circle", {cx: x, cy: y, r: 0.08, class: "unplayable-mark"}, svg);
     if (stone) {
       element("circle", {
         cx: x, cy: y, r: 0.4, "data-cell": name,
@@ -108,7 +117,8 @@ function render() {
     }
     if (lastMoves.has(name)) element("circle", {cx: x, cy: y, r: 0.18, class: "last-move"}, svg);
     const owner = state.eval.ownership_black[index];
-    if (showOwnership && !state.limited[index] && Math.abs(owner) > 0.05) {
+    // No square on a claimed stone or on a cell no stone can reach: nothing is in doubt.
+    if (showOwnership && !state.limited[index] && !unplayable && Math.abs(owner) > 0.05) {
       const size = 0.32 * Math.sqrt(Math.abs(owner));
       element("rect", {
         x: x - size / 2, y: y - size / 2, width: size, height: size, class: "ownership",
@@ -119,7 +129,10 @@ function render() {
   drawCoordinates(svg, side);
   $("winrate").textContent = (100 * state.eval.winrate_black).toFixed(1) + "%";
   const lead = state.eval.score_lead_black;
-  $("score-lead").textContent = (lead >= 0 ? "B+" : "W+") + Math.abs(lead).toFixed(1);
+  $("score-lead").textContent = formatLead(lead) + " " + state.score_units;
+  // Only the model that plays this game's side.
+  $("model").textContent = state.model || "";
+  renderExplanations(state);
   $("komi-shown").textContent = state.komi;
   $("button-holder").textContent = !state.has_button ? "not used" : (state.button_holder || "available");
   $("result").textContent = state.result || "-";
@@ -128,11 +141,14 @@ function render() {
   $("track-note").textContent = state.track_note || "";
   const history = $("history");
   history.innerHTML = "";
-  for (const move of state.history) {
+  state.history.forEach((move, index) => {
     const item = document.createElement("li");
+    const colour = state.history_colours[index];
     item.textContent = move;
+    item.className = colour;
+    item.title = colour + "'s move";
     history.appendChild(item);
-  }
+  });
   let status;
   if (state.over) status = "Game over: " + state.result + (resultForHuman(state));
   else if (state.to_move === state.human) status = "Your move (" + state.human + ")";
@@ -140,6 +156,28 @@ function render() {
   if (state.model_moves.length && !state.over) status += " - model played " + state.model_moves.join(", ");
   $("status").textContent = status;
   updateButtons();
+}
+
+function formatLead(lead) {
+  const rounded = Math.round(lead * 10) / 10;
+  if (rounded === 0) return "0";
+  return (rounded > 0 ? "B+" : "W+") + Math.abs(rounded).toFixed(1).replace(/\.0$/, "");
+}
+
+// The live score with its parts (the final breakdown once over), the ribbons the last
+// move claimed, and the nokomi swap decision.
+function renderExplanations(state) {
+  const score = state.score;
+  $("score").textContent = score.final ? score.breakdown.join("\n") : score.line;
+  const claims = $("claims");
+  claims.innerHTML = "";
+  for (const claim of state.claims) {
+    const item = document.createElement("li");
+    item.textContent = claim.text;
+    item.className = "claim " + claim.owner;
+    claims.appendChild(item);
+  }
+  $("swap-decision").textContent = state.swap_decision || "";
 }
 
 function resultForHuman(state) {
@@ -210,8 +248,6 @@ async function start() {
     if (info.sides.includes(info.default_side)) $("side").value = String(info.default_side);
     for (const name of info.game_types) $("game-type").add(new Option(name, name));
     for (const name of info.scorings) $("scoring").add(new Option(name, name));
-    // One model may play every side: name each model once.
-    $("model").textContent = [...new Set(Object.values(info.models))].join(" | ");
     if (!info.sides.length) throw new Error("no model available: start the server with --model FILE");
     newGame();
   } catch (error) {
