@@ -214,7 +214,7 @@ def test_a_side_without_a_model_gets_an_error_line() -> None:
 
 def test_run_reads_until_end_of_input(engine: AnalysisEngine) -> None:
     lines = "\n".join([json.dumps({"id": "r1", "side": 3, "moves": []}), "",
-                       '{"id": "r2", "side": 3, "maxVisits": 99999}']) + "\n"
+                       '{"id": "r2", "side": 3, "maxVisits": 100001}']) + "\n"
     output = io.StringIO()
     engine.run(io.StringIO(lines), output)
     answers = [json.loads(line) for line in output.getvalue().splitlines()]
