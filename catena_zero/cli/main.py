@@ -39,6 +39,7 @@ SUBCOMMANDS: dict[str, str] = {
     "solve": "solve small boards exactly",
     "export": "export a checkpoint as a standalone model file",
     "gtp": "speak GTP on stdin/stdout",
+    "analysis": "JSON-lines analysis engine on stdin/stdout (batched searches)",
     "play": "play against an agent in the terminal",
     "serve": "serve the web interface",
 }

@@ -29,6 +29,7 @@ from catena_zero.mcts.config import SearchConfig
 from catena_zero.network.config import NetworkConfig
 from catena_zero.pipeline.config import LoopConfig, RuntimeConfig
 from catena_zero.pipeline.tracks import MixConfig
+from catena_zero.play.analysis_engine import AnalysisConfig
 from catena_zero.play.model_player import PlayerConfig
 from catena_zero.play.web import ServeConfig
 from catena_zero.selfplay.config import SelfPlayConfig
@@ -107,6 +108,13 @@ class PlayKeys:
 
 
 @dataclass
+class AnalysisKeys:
+    """`catena-zero analysis`'s key besides catena_zero.play.analysis_engine.AnalysisConfig."""
+
+    model: str | None = None  # model file for every side; null = the bundled model of each track
+
+
+@dataclass
 class EvaluateKeys:
     """`catena-zero evaluate`'s key besides catena_zero.evaluate.config.EvaluateConfig."""
 
@@ -141,6 +149,7 @@ LAYOUT: dict[str, tuple[tuple[tuple[type, tuple[str, ...]], ...], dict[str, type
     "play": (((PlayKeys, ()),), RULES_GROUPS | {"player": PlayerConfig}),
     "serve": (((ServeConfig, ()), (PlayKeys, ("komi", "colour"))), {"player": PlayerConfig}),
     "evaluate": (((EvaluateConfig, ()), (EvaluateKeys, ())), {}),
+    "analysis": (((AnalysisConfig, ()), (AnalysisKeys, ())), {}),
 }
 
 SCHEMAS: dict[str, type] = {

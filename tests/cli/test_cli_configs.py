@@ -227,8 +227,9 @@ def test_short_board_and_rules_keys_work_in_every_subcommand() -> None:
     overrides = translate_arguments(["--side", "4", "scoring=longest"])
     assert overrides == ["side=4", "scoring=longest"]  # compose() reads the short keys
     for name in CONFIGS:
-        # serve: the page chooses each game's board and rules; evaluate: the checkpoint's.
-        if name in ("serve", "evaluate"):
+        # serve: the page chooses each game's board and rules; evaluate: the checkpoint's;
+        # analysis: each query's.
+        if name in ("serve", "evaluate", "analysis"):
             with pytest.raises(ConfigError, match="board"):
                 compose(name, overrides)
             continue

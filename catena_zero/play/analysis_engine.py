@@ -1,0 +1,381 @@
+"""A JSON-lines analysis engine: many positions searched together (`catena-zero analysis`).
+
+    engine = AnalysisEngine(ModelLibrary(), AnalysisConfig(visits=64))
+    engine.run(sys.stdin, sys.stdout)          # one JSON query per line in, answers out
+    answers = engine.handle_lines([line, ...]) # one batch, answers as dicts
+
+The protocol (docs/reference/analysis.md) follows KataGo's analysis engine: a query names
+the rules, the komi, the moves from the empty board and the turns to analyse; each analysed
+turn gets one answer line with `moveInfos`, `rootInfo` and optionally `ownership` and
+`policy`. Win rates, score leads and ownership are from the side to move's view unless the
+query asks `perspective: "black"` or `"white"`; the answer says which (`perspective`).
+
+Batching: the lines that are waiting on the input (up to `batch_size`) are read together,
+and all their positions of one rules track (side, game type, scoring) are searched in one
+batched search (`catena_zero.mcts.search`), komi and visit budget per position. One search
+runs one engine, so positions of different tracks go to one search per track.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+import catena_zero
+from catena_zero.export.evaluator import ModelFileEvaluator
+from catena_zero.export.model_file import ModelFileError
+from catena_zero.mcts.config import SearchConfig
+from catena_zero.mcts.search import SearchOutput, search
+from catena_zero.mcts.tree import ROOT_INDEX, UNVISITED
+from catena_zero.play.analysis_protocol import (
+    Action,
+    Query,
+    QueryError,
+    QueryLimits,
+    finite,
+    parse_line,
+    positions,
+)
+from catena_zero.play.bundled import ModelLibrary
+from catena_zero.rules import BLACK, EMPTY, WHITE, Engine, GameState, Rules
+
+PROTOCOL_VERSION = 1
+COLOUR_NAMES = {BLACK: "black", WHITE: "white"}
+
+
+@dataclass
+class AnalysisConfig:
+    """Settings of the analysis engine (`configs/analysis.yaml`)."""
+
+    visits: int = 64  # search visits of a query that gives no maxVisits
+    max_visits: int = 100_000  # the largest maxVisits a query may ask
+    batch_size: int = 16  # most query lines read together and searched in one batch
+    max_positions: int = 256  # most positions in one search call (bounds the trees' memory)
+    batch_wait_ms: float = 5.0  # after a line arrives, wait this long for more to batch
+    threads: int = 0  # CPU threads of the network (torch); 0 = torch's default
+    algorithm: str = "puct"  # search algorithm: "puct" (visits follow preference) or "gumbel"
+    seed: int = 0  # seed of the search's random generator (the search has no noise)
+    pv_length: int = 15  # most moves in a principal variation
+    exact_endgame_cells: int = 0  # positions with <= this many legal cells solved exactly; 0 off
+
+    def __post_init__(self) -> None:
+        for name in ("visits", "max_visits", "batch_size", "max_positions", "pv_length"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        if self.visits > self.max_visits:
+            raise ValueError(f"visits={self.visits} exceeds max_visits="
+                             f"{self.max_visits}")
+        if not isinstance(self.threads, int) or self.threads < 0:
+            raise ValueError(f"threads must be an int >= 0, got {self.threads!r}")
+        if not self.batch_wait_ms >= 0:
+            raise ValueError(f"batch_wait_ms must be >= 0, got {self.batch_wait_ms!r}")
+        if self.algorithm not in ("puct", "gumbel"):
+            raise ValueError(f"algorithm must be puct or gumbel, got "
+                             f"{self.algorithm!r}")
+        self.search_config(1)  # SearchConfig checks exact_endgame_cells, naming the field
+
+    def search_config(self, simulations: int) -> SearchConfig:
+        return SearchConfig(algorithm=self.algorithm, num_simulations=int(simulations),
+                            gumbel_scale=0.0, dirichlet_fraction=0.0,
+                            exact_endgame_cells=self.exact_endgame_cells)
+
+    @property
+    def limits(self) -> QueryLimits:
+        return QueryLimits(default_visits=self.visits, max_visits=self.max_visits)
+
+
+@dataclass
+class _Job:
+    """One position to analyse: turn `turn` of `query`; `answer` once it is known."""
+
+    query: Query
+    turn: int
+    state: GameState  # batch of one
+    answer: dict | None = None
+
+
+class AnalysisEngine:
+    """Answers batches of query lines (see the module docstring)."""
+
+    def __init__(self, library: ModelLibrary, config: AnalysisConfig | None = None) -> None:
+        self.library = library
+        self.config = config if config is not None else AnalysisConfig()
+        self.rng = np.random.default_rng(self.config.seed)
+        self._evaluators: dict[Rules, ModelFileEvaluator] = {}
+
+    def evaluator(self, rules: Rules) -> ModelFileEvaluator:
+        """The evaluate_fn of `rules`' track (ModelFileError when no model plays its side)."""
+        if rules not in self._evaluators:
+            self._evaluators[rules] = ModelFileEvaluator(self.library.get(rules.side),
+                                                         Engine(rules))
+        return self._evaluators[rules]
+
+    # ---------------------------------------------------------------------------- batches
+    def handle_lines(self, lines: list[str]) -> list[dict]:
+        """Answer one batch of lines, in line order: per query one answer per analysed turn,
+        per bad line one error, per action its reply."""
+        replies: list[list[dict] | list[_Job]] = []
+        jobs: list[_Job] = []
+        pending: dict[str, list[_Job]] = {}
+        for line in lines:
+            try:
+                item = parse_line(line, self.config.limits)
+                if isinstance(item, Action):
+                    replies.append([self._action(item, pending)])
+                    continue
+                self._check_model(item)
+            except QueryError as error:
+                replies.append([error.to_json()])
+                continue
+            query_jobs = self._jobs(item)
+            pending.setdefault(item.id, []).extend(query_jobs)
+            jobs.extend(query_jobs)
+            replies.append(query_jobs)
+        self._analyse([job for job in jobs if job.answer is None])
+        out: list[dict] = []
+        for reply in replies:
+            out.extend(item.answer if isinstance(item, _Job) else item for item in reply)
+        return out
+
+    def _check_model(self, query: Query) -> None:
+        try:
+            self.evaluator(query.rules)
+        except ModelFileError as error:
+            raise QueryError(f"no model for track {query.track}: {error}", "side",
+                             query.id) from None
+
+    def _jobs(self, query: Query) -> list[_Job]:
+        engine = self.evaluator(query.rules).engine
+        states = positions(engine, query.komi, query.moves, query.analyze_turns)
+        return [_Job(query, turn, states.take([row]))
+                for row, turn in enumerate(query.analyze_turns)]
+
+    def _action(self, action: Action, pending: dict[str, list[_Job]]) -> dict:
+        """Reply to a control line; terminate drops the named queries of this batch (their
+        turns answer `noResults`)."""
+        reply = {"id": action.id, "action": action.action}
+        if action.action == "query_version":
+            reply.update(version=catena_zero.__version__, protocol=PROTOCOL_VERSION)
+        elif action.action in ("terminate", "terminate_all"):
+            names = [action.terminate_id] if action.action == "terminate" else list(pending)
+            if action.terminate_id is not None:
+                reply["terminateId"] = action.terminate_id
+            for name in names:
+                for job in pending.get(name, []):
+                    if job.answer is None and (action.turn_numbers is None
+                                               or job.turn in action.turn_numbers):
+                        job.answer = {"id": job.query.id, "turnNumber": job.turn,
+                                      "isDuringSearch": False, "noResults": True}
+        return reply
+
+    def _analyse(self, jobs: list[_Job]) -> None:
+        """Search every live position, one batched search per track (chunks of at most
+        `max_positions`); finished positions are answered from their result."""
+        groups: dict[Rules, list[_Job]] = {}
+        for job in jobs:
+            if bool(job.state.terminal[0]):
+                job.answer = self._finished_answer(job)
+            else:
+                groups.setdefault(job.query.rules, []).append(job)
+        size = self.config.max_positions
+        for rules, group in groups.items():
+            for start in range(0, len(group), size):
+                self._search_chunk(rules, group[start: start + size])
+
+    def _search_chunk(self, rules: Rules, jobs: list[_Job]) -> None:
+        evaluator = self.evaluator(rules)
+        states = GameState.concatenate([job.state for job in jobs])  # [B]
+        budget = np.array([job.query.max_visits for job in jobs], dtype=np.int64)  # [B]
+        output = search(evaluator.engine, states, evaluator,
+                        self.config.search_config(int(budget.max())), self.rng,
+                        simulations=budget)
+        child_scores = self._child_scores(evaluator, states, output)  # [B, A] mover's view
+        for row, job in enumerate(jobs):
+            job.answer = self._answer(job, row, output, child_scores[row])
+
+    # ----------------------------------------------------------------------------- answers
+    def _child_scores(self, evaluator, states: GameState, output: SearchOutput) -> np.ndarray:
+        """The expected margin after each visited root move, the root mover's view; one
+        network call for all of them (the tree keeps values, not scores).  # [B, A]"""
+        tree = output.tree
+        children = tree.children[:, ROOT_INDEX]  # [B, A]
+        rows, actions = np.nonzero((output.visit_counts > 0) & (children != UNVISITED))
+        scores = np.full(children.shape, np.nan)
+        if rows.size == 0:
+            return scores
+        child_states = tree.states.take(tree.flat_index(rows, children[rows, actions]))
+        margin = np.zeros(rows.size)  # the child mover's view
+        ended = np.asarray(child_states.terminal, dtype=bool)
+        if ended.any():
+            result = evaluator.engine.result(child_states.take(np.flatnonzero(ended)))
+            margin[ended] = result.margin  # Black's view; made the root mover's below
+        live = np.flatnonzero(~ended)
+        if live.size:
+            margin[live] = evaluator(child_states.take(live)).score
+        root_mover = states.to_move[rows]
+        same = np.where(ended, root_mover == BLACK, child_states.to_move == root_mover)
+        scores[rows, actions] = np.where(same, margin, -margin)
+        return scores
+
+    def _answer(self, job: _Job, row: int, output: SearchOutput, scores: np.ndarray) -> dict:
+        query, board = job.query, job.query.rules.board
+        mover = int(job.state.to_move[0])
+        sign = _view_sign(query.perspective, mover)
+        tree = output.tree
+        visits = output.visit_counts[row].astype(np.int64)  # [A]
+        prior = output.prior[row]  # [A]
+        value_sums = tree.edge_value_sums[row, ROOT_INDEX]  # [A] mover's view
+        visited = np.flatnonzero(visits > 0)
+        order = visited[np.lexsort((-prior[visited], -visits[visited]))]
+        move_infos = []
+        for rank, action in enumerate(order):
+            info = {
+                "move": board.action_name(int(action)),
+                "visits": int(visits[action]),
+                "prior": finite(prior[action]),
+                "winrate": finite(_winrate(sign * value_sums[action] / visits[action])),
+                "scoreLead": finite(sign * scores[action], 4),
+                "order": rank,
+            }
+            if query.include["pv"]:
+                info["pv"] = self._pv(tree, row, int(action), board)
+            move_infos.append(info)
+        root = output.root_evaluation
+        weights = visits[visited]
+        root_score = (float(np.dot(weights, scores[visited]) / weights.sum()) if visited.size
+                      and np.isfinite(scores[visited]).all() else float(root.score[row]))
+        answer = {
+            "id": query.id,
+            "turnNumber": job.turn,
+            "isDuringSearch": False,
+            "perspective": query.perspective,
+            "moveInfos": move_infos,
+            "rootInfo": {
+                "currentPlayer": COLOUR_NAMES[mover],
+                "winrate": finite(_winrate(sign * output.root_value[row])),
+                "scoreLead": finite(sign * root_score, 4),
+                "visits": int(visits.sum()),
+                "rawWinrate": finite(_winrate(sign * root.value[row])),
+                "rawScoreLead": finite(sign * root.score[row], 4),
+                "stonesLeft": int(job.state.stones_left[0]),
+                "gameOver": False,
+            },
+        }
+        if query.include["ownership"]:
+            answer["ownership"] = _by_cell(board, sign * root.ownership[row])
+        if query.include["policy"]:
+            legal = np.flatnonzero(tree.legal[row, ROOT_INDEX])
+            answer["policy"] = {board.action_name(int(a)): finite(prior[a]) for a in legal}
+        self._note(answer, query)
+        return answer
+
+    def _pv(self, tree, row: int, action: int, board) -> list[str]:
+        """The most visited line from the root through `action` (at most pv_length moves)."""
+        line = [board.action_name(action)]
+        node = int(tree.children[row, ROOT_INDEX, action])
+        while node != UNVISITED and len(line) < self.config.pv_length:
+            edge_visits = tree.edge_visits[row, node]
+            if edge_visits.max(initial=0) == 0:
+                break
+            best = int(np.argmax(edge_visits))
+            line.append(board.action_name(best))
+            node = int(tree.children[row, node, best])
+        return line
+
+    def _finished_answer(self, job: _Job) -> dict:
+        """A finished position: its exact result, no search."""
+        query, board = job.query, job.query.rules.board
+        engine = self.evaluator(query.rules).engine
+        result = engine.result(job.state)
+        mover = int(job.state.to_move[0])
+        sign = _view_sign(query.perspective, mover)
+        mover_sign = 1.0 if mover == BLACK else -1.0
+        winner = int(result.winner[0])
+        value = 0.0 if winner == EMPTY else (1.0 if winner == mover else -1.0)
+        margin = mover_sign * float(result.margin[0])
+        answer = {
+            "id": query.id, "turnNumber": job.turn, "isDuringSearch": False,
+            "perspective": query.perspective, "moveInfos": [],
+            "rootInfo": {"currentPlayer": COLOUR_NAMES[mover],
+                         "winrate": finite(_winrate(sign * value)),
+                         "scoreLead": finite(sign * margin, 4), "visits": 0,
+                         "rawWinrate": finite(_winrate(sign * value)),
+                         "rawScoreLead": finite(sign * margin, 4),
+                         "stonesLeft": int(job.state.stones_left[0]), "gameOver": True},
+        }
+        if query.include["ownership"]:
+            stones = job.state.stones[0]
+            black_view = np.where(stones == BLACK, 1.0, np.where(stones == WHITE, -1.0, 0.0))
+            answer["ownership"] = _by_cell(board, sign * mover_sign * black_view)
+        if query.include["policy"]:
+            answer["policy"] = {}
+        self._note(answer, query)
+        return answer
+
+    def _note(self, answer: dict, query: Query) -> None:
+        note = self.library.note(query.rules)
+        if note:
+            answer["warning"] = note
+
+    # ---------------------------------------------------------------------------- streams
+    def run(self, input_stream, output_stream) -> None:
+        """Answer lines from `input_stream` until end of input; the lines waiting together
+        (at most `batch_size`) form one batch. Each answer is one line, flushed per batch."""
+        lines: queue.Queue[str | None] = queue.Queue()
+        reader = threading.Thread(target=_read_lines, args=(input_stream, lines), daemon=True)
+        reader.start()
+        wait = self.config.batch_wait_ms / 1000.0
+        ended = False
+        while not ended:
+            first = lines.get()
+            if first is None:
+                break
+            batch = [first]
+            while len(batch) < self.config.batch_size:
+                try:
+                    line = lines.get(timeout=wait) if wait > 0 else lines.get_nowait()
+                except queue.Empty:
+                    break
+                if line is None:
+                    ended = True
+                    break
+                batch.append(line)
+            for answer in self.handle_lines(batch):
+                output_stream.write(json.dumps(answer, separators=(",", ":")) + "\n")
+            output_stream.flush()
+
+
+def _read_lines(stream, lines: queue.Queue) -> None:
+    """Put every non-blank line of `stream` on `lines`, then None."""
+    try:
+        while True:
+            line = stream.readline()
+            if not line:
+                break
+            if isinstance(line, bytes):
+                line = line.decode("utf-8", errors="replace")
+            if line.strip():
+                lines.put(line)
+    finally:
+        lines.put(None)
+
+
+def _view_sign(perspective: str, mover: int) -> float:
+    """+1 when the answer's perspective is the side to move's, -1 when it is the other's."""
+    if perspective == "side to move":
+        return 1.0
+    return 1.0 if (BLACK if perspective == "black" else WHITE) == mover else -1.0
+
+
+def _winrate(value) -> float:
+    return (float(value) + 1.0) / 2.0
+
+
+def _by_cell(board, values: np.ndarray) -> dict[str, float]:
+    return {board.cell_name(cell): finite(values[cell], 4) for cell in range(board.num_cells)}
+

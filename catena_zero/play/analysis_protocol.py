@@ -1,0 +1,298 @@
+"""The JSON-lines protocol of `catena-zero analysis`: queries in, checked and replayed.
+
+One JSON object per line (docs/reference/analysis.md). A query::
+
+    {"id": "q1", "rules": "6/komi/standard", "komi": 7, "moves": ["F6", "E6"],
+     "analyzeTurns": [0, 2], "maxVisits": 64, "include": {"ownership": true},
+     "perspective": "black"}
+
+`parse_query(obj, limits)` checks every field and returns a `Query`; anything wrong raises
+`QueryError(message, field, query_id)`, whose `to_json()` is the error line. An illegal
+move names its index and why (`illegal_reason`). `parse_line(text)` reads one line: a
+`Query` or an `Action` (`query_version`, `terminate`, `terminate_all`, `clear_cache`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from catena_zero.rules import BLACK, EMPTY, Engine, GameState, Rules, Track
+
+QUERY_FIELDS = ("id", "rules", "side", "komi", "moves", "analyzeTurns", "maxVisits",
+                "include", "perspective")
+INCLUDE_KEYS = ("ownership", "policy", "pv")
+INCLUDE_DEFAULTS = {"ownership": False, "policy": False, "pv": True}
+PERSPECTIVES = ("side to move", "black", "white")
+ACTIONS = ("query_version", "terminate", "terminate_all", "clear_cache")
+DEFAULT_RULES = "komi/standard"
+
+
+class QueryError(ValueError):
+    """A query refused: `field` names what was wrong, `query_id` the query (None unknown)."""
+
+    def __init__(self, message: str, field: str | None, query_id: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.query_id = query_id
+
+    def to_json(self) -> dict:
+        return {"id": self.query_id, "error": str(self), "field": self.field}
+
+
+@dataclass(frozen=True)
+class QueryLimits:
+    """What a query may ask: its default and largest visit count."""
+
+    default_visits: int = 64
+    max_visits: int = 100_000
+
+
+@dataclass
+class Query:
+    """A checked query: the rules, the moves as actions, and the turns to analyse."""
+
+    id: str
+    rules: Rules
+    komi: int
+    moves: list[int]  # actions, played from the empty board
+    analyze_turns: list[int]  # positions after that many moves, 0..len(moves)
+    max_visits: int
+    include: dict[str, bool] = field(default_factory=lambda: dict(INCLUDE_DEFAULTS))
+    perspective: str = "side to move"  # "side to move", "black" or "white"
+
+    @property
+    def track(self) -> Track:
+        return Track.parse(self.rules)
+
+
+@dataclass
+class Action:
+    """A control line: `action` one of ACTIONS; terminate names `terminate_id`."""
+
+    id: str
+    action: str
+    terminate_id: str | None = None
+    turn_numbers: list[int] | None = None  # terminate only these turns (None: every turn)
+
+
+def parse_line(text: str, limits: QueryLimits) -> Query | Action:
+    """A Query or an Action from one line of JSON; QueryError naming the field."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise QueryError(f"bad JSON: {error.msg} at column {error.colno}", "json") from None
+    if not isinstance(obj, dict):
+        raise QueryError(f"a line must be a JSON object, got {type(obj).__name__}", "json")
+    query_id = _query_id(obj)
+    if "action" in obj:
+        return parse_action(obj, query_id)
+    return parse_query(obj, limits, query_id)
+
+
+def _query_id(obj: dict) -> str:
+    if "id" not in obj:
+        raise QueryError("the query has no id", "id")
+    query_id = obj["id"]
+    if not isinstance(query_id, str) or not query_id:
+        raise QueryError(f"id must be a non-empty string, got {query_id!r}", "id")
+    return query_id
+
+
+def parse_action(obj: dict, query_id: str) -> Action:
+    action = obj["action"]
+    if action not in ACTIONS:
+        raise QueryError(f"unknown action {action!r}; expected one of: {', '.join(ACTIONS)}",
+                         "action", query_id)
+    allowed = {"id", "action"} | ({"terminateId", "turnNumbers"} if action == "terminate"
+                                  else {"turnNumbers"} if action == "terminate_all" else set())
+    for key in obj:
+        if key not in allowed:
+            raise QueryError(f"unknown field {key!r} for action {action}", key, query_id)
+    terminate_id = None
+    if action == "terminate":
+        terminate_id = obj.get("terminateId")
+        if not isinstance(terminate_id, str) or not terminate_id:
+            raise QueryError("terminate needs terminateId, the id of a query", "terminateId",
+                             query_id)
+    turns = obj.get("turnNumbers")
+    if turns is not None and (not isinstance(turns, list) or not all(_is_int(t) for t in turns)):
+        raise QueryError(f"turnNumbers must be a list of integers, got {turns!r}",
+                         "turnNumbers", query_id)
+    return Action(query_id, action, terminate_id, turns)
+
+
+def parse_query(obj: dict, limits: QueryLimits, query_id: str | None = None) -> Query:
+    """Check every field of a query object and replay its moves (QueryError on the first
+    bad field)."""
+    query_id = query_id if query_id is not None else _query_id(obj)
+
+    def fail(message: str, name: str):
+        raise QueryError(message, name, query_id)
+
+    for key in obj:
+        if key not in QUERY_FIELDS:
+            fail(f"unknown field {key!r}; a query has: {', '.join(QUERY_FIELDS)}", key)
+    rules = _parse_rules(obj, fail)
+    komi = obj.get("komi", 0)
+    if not _is_int(komi) and not (isinstance(komi, float) and komi.is_integer()):
+        fail(f"komi must be a whole number, got {komi!r}", "komi")
+    try:
+        komi = int(rules.validate_komi(int(komi)))
+    except ValueError as error:
+        fail(str(error), "komi")
+    moves_text = obj.get("moves", [])
+    if not isinstance(moves_text, list):
+        fail(f"moves must be a list of move strings, got {type(moves_text).__name__}", "moves")
+    engine = Engine(rules)
+    moves = replay(engine, komi, moves_text, fail)
+    turns = obj.get("analyzeTurns", [len(moves)])
+    if not isinstance(turns, list) or not turns:
+        fail(f"analyzeTurns must be a non-empty list of turn numbers, got {turns!r}",
+             "analyzeTurns")
+    for turn in turns:
+        if not _is_int(turn) or not 0 <= turn <= len(moves):
+            fail(f"turn {turn!r} is outside 0..{len(moves)} (the query has {len(moves)} "
+                 f"moves)", "analyzeTurns")
+    if len(set(turns)) != len(turns):
+        fail("analyzeTurns lists a turn twice", "analyzeTurns")
+    visits = obj.get("maxVisits", limits.default_visits)
+    if not _is_int(visits) or not 1 <= visits <= limits.max_visits:
+        fail(f"maxVisits must be an integer in 1..{limits.max_visits}, got {visits!r}",
+             "maxVisits")
+    include = dict(INCLUDE_DEFAULTS)
+    given = obj.get("include", {})
+    if not isinstance(given, dict):
+        fail(f"include must be an object of flags, e.g. {{\"ownership\": true}}, got "
+             f"{given!r}", "include")
+    for key, value in given.items():
+        if key not in INCLUDE_KEYS:
+            fail(f"unknown include key {key!r}; expected: {', '.join(INCLUDE_KEYS)}",
+                 f"include.{key}")
+        if not isinstance(value, bool):
+            fail(f"include.{key} must be true or false, got {value!r}", f"include.{key}")
+        include[key] = value
+    perspective = obj.get("perspective", "side to move")
+    if perspective not in PERSPECTIVES:
+        fail(f"perspective must be one of: {', '.join(PERSPECTIVES)}; got {perspective!r}",
+             "perspective")
+    return Query(query_id, rules, komi, moves, [int(t) for t in turns], int(visits), include,
+                 perspective)
+
+
+def _parse_rules(obj: dict, fail) -> Rules:
+    """Rules from `rules` ("6/komi/standard", "komi/standard" or {game_type, scoring}) and
+    `side` (required unless the track string names it; both must agree)."""
+    given = obj.get("rules", DEFAULT_RULES)
+    side = obj.get("side")
+    if side is not None and (not _is_int(side) or not 2 <= side <= 10):
+        fail(f"side must be an integer in 2..10, got {side!r}", "side")
+    if isinstance(given, dict):
+        unknown = set(given) - {"game_type", "scoring"}
+        if unknown:
+            fail(f"unknown rules key {sorted(unknown)[0]!r}; rules has game_type and scoring",
+                 "rules")
+        game_type, scoring = given.get("game_type", "komi"), given.get("scoring", "standard")
+    elif isinstance(given, str):
+        parts = [part.strip() for part in given.split("/")]
+        if len(parts) == 3:
+            if not parts[0].isdigit() or not 2 <= int(parts[0]) <= 10:
+                fail(f"the track's side must be 2..10, got {given!r}", "rules")
+            if side is not None and int(parts[0]) != side:
+                fail(f"rules {given!r} names side {parts[0]} but side is {side}", "rules")
+            side = int(parts[0])
+            parts = parts[1:]
+        if len(parts) != 2:
+            fail(f"rules must be 'side/game_type/scoring', 'game_type/scoring' or "
+                 f"{{game_type, scoring}}, got {given!r}", "rules")
+        game_type, scoring = parts
+    else:
+        fail(f"rules must be a track string or an object, got {given!r}", "rules")
+    if side is None:
+        fail("the query names no board side (give side, or rules like '6/komi/standard')",
+             "side")
+    try:
+        return Rules(side=int(side), game_type=game_type, scoring=scoring)
+    except ValueError as error:
+        fail(f"unknown rules: {error}", "rules")
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def replay(engine: Engine, komi: int, moves_text: list, fail) -> list[int]:
+    """The actions of `moves_text`, each checked on the position before it; `fail(message,
+    field)` at the first malformed or illegal move, naming its index and why."""
+    board = engine.board
+    state = engine.new_games(1, komi)
+    actions: list[int] = []
+    for index, text in enumerate(moves_text):
+        name = f"moves[{index}]"
+        if not isinstance(text, str):
+            fail(f"move {index} must be a string like 'F6' or 'button', got {text!r}", name)
+        try:
+            action = board.parse_action(text)
+        except ValueError as error:
+            fail(f"move {index} {text!r}: {error}", name)
+        if not engine.legal_actions(state)[0, action]:
+            fail(f"move {index} {board.action_name(action)} is illegal: "
+                 f"{illegal_reason(engine, state, action)}", name)
+        engine.step(state, np.array([action], dtype=np.int64))
+        actions.append(action)
+    return actions
+
+
+def positions(engine: Engine, komi: int, moves: list[int], turns: list[int]) -> GameState:
+    """The positions after `turns[k]` of the (legal) `moves`, as one batch [len(turns)]."""
+    state = engine.new_games(1, komi)
+    snapshots = {0: state.copy()}
+    for index, action in enumerate(moves[: max(turns)]):
+        engine.step(state, np.array([action], dtype=np.int64))
+        snapshots[index + 1] = state.copy()
+    return GameState.concatenate([snapshots[turn] for turn in turns])
+
+
+def illegal_reason(engine: Engine, state: GameState, action: int) -> str:
+    """Why `action` is illegal in game 0 of `state`, in words (RULES.md "Play")."""
+    board, rules = engine.board, engine.rules
+    colour = "black" if int(state.to_move[0]) == BLACK else "white"
+    if bool(state.terminal[0]):
+        return "the game is over (no stone can be placed)"
+    if action == board.button_action:
+        if not rules.has_button:
+            return "the double game type has no button"
+        holder = int(state.button[0])
+        if holder != EMPTY:
+            return f"the button was already taken by {'black' if holder == BLACK else 'white'}"
+        if int(state.move_number[0]) == 0:
+            return "in nokomi the first move must be a placement"
+        return f"the button cannot be taken now ({colour} to move)"
+    stones = state.stones[0]
+    name = board.cell_name(action)
+    if stones[action] != EMPTY:
+        return f"{name} is occupied"
+    touching = sorted(int(n) for n in board.neighbours[action] if n < board.num_cells
+                      and stones[n] != EMPTY)  # cell order: A1, A2, ..., B1, ...
+    if len(touching) > 2:
+        return f"{name} touches {len(touching)} stones (a stone may touch at most two)"
+    if len(touching) == 2 and state.label[0, touching[0]] == state.label[0, touching[1]]:
+        return (f"{name} would close a ring (it joins {board.cell_name(touching[0])} and "
+                f"{board.cell_name(touching[1])} of the same ribbon)")
+    degree = state.degree[0]
+    for neighbour in touching:
+        if degree[neighbour] >= 2:
+            return (f"{name} would make a branch at {board.cell_name(neighbour)} (it already "
+                    f"touches two stones)")
+    if rules.is_double and int(state.stones_left[0]) == 2:
+        return f"no legal second stone would remain after {name} (double: a turn places two)"
+    return f"{name} cannot be placed ({colour} to move)"
+
+
+def finite(value: float, digits: int = 6) -> float | None:
+    """A JSON-safe rounded number (None for nan)."""
+    value = float(value)
+    return None if math.isnan(value) or math.isinf(value) else round(value, digits)
