@@ -12,8 +12,9 @@ colours alternating, at the track's fair komi, and scored with its Wilson 95% in
     variant-side{4,6}-GAME-SCORING                   every one of the 9 variants against greedy
 
 The fair komi of a track is, first found: `--komi TRACK=K`; the exact value (sides 2-3, by
-the solver); the model file's recorded fair komi of that track; the network's own estimate
-(the empty-board value crossing zero). A variant without komi plays its only komi.
+the solver); the fair komi the file records for that track (a model file's metadata, a
+checkpoint's run estimate); the network's own estimate (the empty-board value crossing
+zero). A variant without komi plays its only komi.
 
 Each finished match is written at once (atomically) to the JSON, with a Markdown table beside
 it (same name, .md), so a long run can be interrupted and continued with `--resume`.
@@ -106,11 +107,19 @@ class FairKomi:
         self.factory = factory
         self.spec = spec
         self.given = given
-        self.recorded: dict[str, float] = {}
+        self.recorded: dict[str, float] = {}  # by track: what the file says is fair
         if network_file_kind(model_path) == "model":
+            self.recorded_by = "model file"
             for track in read_metadata(model_path).tracks:
                 if track.fair_komi is not None:
                     self.recorded[str(track)] = track.fair_komi
+        else:  # a training run keeps its smoothed estimate of every track it played
+            from catena_zero.train.checkpoint import load_checkpoint
+
+            self.recorded_by = "the run's estimate"
+            recorded = load_checkpoint(model_path).extra.get("fair_komis") or {}
+            for key, value in recorded.items():
+                self.recorded[str(Track.parse(key))] = float(value)
         self._cache: dict[str, tuple[int, str]] = {}
 
     def __call__(self, track: str) -> tuple[int, str]:
@@ -139,7 +148,7 @@ class FairKomi:
                 return int(rules.nearest_komi(fair)), f"exact {fair:g}"
         if str(track) in self.recorded:
             fair = self.recorded[str(track)]
-            return int(rules.nearest_komi(fair)), f"model file {fair:.2f}"
+            return int(rules.nearest_komi(fair)), f"{self.recorded_by} {fair:.2f}"
         from catena_zero.komi.fair import estimate_fair_komi
         from catena_zero.rules import Engine
 

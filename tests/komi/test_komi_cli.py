@@ -19,8 +19,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_solve_prints_and_caches_the_exact_value(tmp_path, capsys):
     cache = tmp_path / "cache.json"
     assert main(["solve", "--side", "2", f"cache_path={cache}"]) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert "exact fair komi = 2.5" in out and "optimal:" in out
+    assert "solve side2-komi-standard at komi 0: started" in captured.err
     report = load_cache(cache)["side2-komi-standard"]
     assert report["margin"] == 2.5 and report["peak_rss_mb"] > 0
     assert main(["solve", "--side", "2", "rules=double_longest", f"cache_path={cache}"]) == 0
