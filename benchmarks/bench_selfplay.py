@@ -17,6 +17,15 @@ of --repeats runs. Prints a table, then JSON (also written to --json).
     python -m benchmarks.bench_selfplay --presets side4 --compare-layouts --repeats 5
     python -m benchmarks.bench_selfplay --presets side4 --compare-precisions --repeats 5
 
+--mix NAME (configs/mix/NAME.yaml, e.g. general) measures (a) and (b) on every track of
+that training mix instead (`--mix-tracks` keeps some; the preset's network and self-play
+settings, a fresh net of the track's board), and weights each track's self-play time by its
+share at `--mix-iteration`: the network's share of the mix's self-play time is
+sum(share x network seconds) / sum(share x self-play seconds), network seconds being (a)'s
+evaluations over (b)'s rate (the a/b of the whole mix).
+
+    python -m benchmarks.bench_selfplay --presets general --mix general --games 32 --repeats 1
+
 --compare-layouts measures only (a), alternately with the network in contiguous and in
 channels-last layout (the CPU default), and prints the medians of positions per CPU second
 and their ratio. --compare-precisions does the same for float32 against bfloat16 inference
@@ -145,6 +154,53 @@ def bench_preset(preset: str, args) -> dict:
     }
 
 
+def network_for(config, side: int) -> PolicyValueNet:
+    """A fresh network of `config.network` for the board of `side`."""
+    from catena_zero.rules import get_board
+
+    board = get_board(side)
+    return PolicyValueNet(NUM_PLANES, NUM_GLOBALS, board.grid_size, board.cell_grid_index,
+                          config.network)
+
+
+def bench_mix(preset: str, args) -> dict:
+    """(a) and (b) on each track of the mix `args.mix`, and the mix's network share."""
+    import fnmatch
+
+    from catena_zero.pipeline.tracks import TrackMix
+
+    _, _, config = build(preset, [f"mix={args.mix}", *args.override])
+    shares = TrackMix(config.mix, config.rules).shares_at(args.mix_iteration)
+    patterns = [item for item in args.mix_tracks.split(",") if item]
+    tracks = [track for track in shares
+              if not patterns or any(fnmatch.fnmatchcase(str(track), p) for p in patterns)]
+    if not tracks:
+        raise ValueError(f"--mix-tracks {args.mix_tracks!r} keeps none of the mix's tracks")
+    games = args.games or 2 * config.selfplay.games_in_batch
+    rows = []
+    for track in tracks:
+        engine = Engine(track.rules())
+        net = network_for(config, track.side)
+        batched = measure_batched(engine, net, config, games, args.seed, args.device,
+                                  precision=args.precision)
+        batch = max(1, round(batched["mean_network_batch"]))
+        raw = measure_throughput(net, batch, args.device, args.raw_seconds, seed=args.seed,
+                                 precision=args.precision)
+        network_seconds = batched["evaluations_per_s"] * batched["seconds"] / raw
+        rows.append({"track": str(track), "share": shares[track], "mean_network_batch": batch,
+                     "a_selfplay_positions_per_s": batched["positions_per_s"],
+                     "a_selfplay_evaluations_per_s": batched["evaluations_per_s"],
+                     "b_raw_network_positions_per_s": raw,
+                     "ratio_a_over_b": batched["evaluations_per_s"] / raw,
+                     "selfplay_seconds": batched["seconds"], "network_seconds": network_seconds,
+                     "moves": batched["moves"]})
+    weighted_total = sum(row["share"] * row["selfplay_seconds"] for row in rows)
+    weighted_network = sum(row["share"] * row["network_seconds"] for row in rows)
+    return {"preset": preset, "mix": args.mix, "mix_iteration": args.mix_iteration,
+            "games_per_track": games, "tracks": rows,
+            "network_share_of_selfplay": weighted_network / weighted_total}
+
+
 # name -> (channels_last, precision) of the two settings each comparison alternates.
 LAYOUTS = {"contiguous": (False, "float32"), "channels_last": (True, "float32")}
 PRECISIONS = {"float32": (True, "float32"), "bfloat16": (True, "bfloat16")}
@@ -186,6 +242,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--override", nargs="*", default=[],
                         help="extra Hydra overrides for the train config, e.g. "
                              "selfplay.games_in_batch=128")
+    parser.add_argument("--mix", default="",
+                        help="measure every track of this training mix (configs/mix/NAME)")
+    parser.add_argument("--mix-tracks", default="",
+                        help="with --mix: comma-separated tracks or patterns to keep")
+    parser.add_argument("--mix-iteration", type=int, default=0,
+                        help="with --mix: the iteration whose shares weight the tracks")
     parser.add_argument("--compare-layouts", action="store_true",
                         help="only (a), contiguous against channels-last network layout")
     parser.add_argument("--compare-precisions", action="store_true",
@@ -197,6 +259,30 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--device: {error}")
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
+    if args.mix:
+        try:
+            mixes = [bench_mix(preset, args) for preset in args.presets]
+        except ValueError as error:
+            parser.error(str(error))
+        for row in mixes:
+            print(f"{row['preset']} with mix {row['mix']} (shares at iteration "
+                  f"{row['mix_iteration']}, {row['games_per_track']} games a track)")
+            print(f"{'track':<20}{'share':>7}{'batch':>7}{'(a) pos/s':>11}{'(a) eval/s':>12}"
+                  f"{'(b) raw/s':>11}{'a/b':>7}")
+            for track in row["tracks"]:
+                print(f"{track['track']:<20}{track['share']:>7.3f}"
+                      f"{track['mean_network_batch']:>7}"
+                      f"{track['a_selfplay_positions_per_s']:>11.1f}"
+                      f"{track['a_selfplay_evaluations_per_s']:>12.0f}"
+                      f"{track['b_raw_network_positions_per_s']:>11.0f}"
+                      f"{track['ratio_a_over_b']:>7.2f}")
+            print(f"network share of the mix's self-play time (a/b): "
+                  f"{row['network_share_of_selfplay']:.2f}")
+        text = json.dumps({"device": args.device, "threads": args.threads, "mixes": mixes},
+                          indent=2)
+        if args.json:
+            atomic_write_text(args.json, text + "\n")
+        return 0
     if args.compare_layouts or args.compare_precisions:
         settings = LAYOUTS if args.compare_layouts else PRECISIONS
         comparisons = [compare_settings(preset, args, settings) for preset in args.presets]

@@ -36,6 +36,7 @@ from catena_zero.cli.common import (
     rules_from_config,
     to_dataclass,
 )
+from catena_zero.export.evaluator import read_model_network
 from catena_zero.mcts.config import SearchConfig
 
 
@@ -81,7 +82,7 @@ def main(overrides: list[str]) -> int:
     except ValueError as error:
         raise ConfigError(f"arena: {error}") from error
     factory = AgentFactory(rules, search_config=search, device=arena.device,
-                           registry=arena.gate.registry)
+                           registry=arena.gate.registry, model_reader=read_model_network)
     progress = _ProgressBar()
     # Sampled, so that a network's openings differ from pair to pair.
     opening_agent = (build_agent(factory, arena.opening_agent, temperature=1.0)

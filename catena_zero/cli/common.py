@@ -45,6 +45,7 @@ FILE_ERRORS = (
     ("catena_zero.train.checkpoint", "CheckpointError"),
     ("catena_zero.data.shards", "ShardError"),
     ("catena_zero.arena.registry", "RegistryCorruptError"),
+    ("catena_zero.export.metadata", "ModelFileError"),
 )
 
 

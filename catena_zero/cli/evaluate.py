@@ -18,7 +18,8 @@ Modes (the word after `evaluate`; learning when none is given):
 
 Keys (catena_zero.evaluate.config.EvaluateConfig; defaults below):
   run_dir | checkpoint | model_file   the net: a run's newest checkpoint, a checkpoint file,
-                                      or an exported model file (not for generalisation)
+                                      or an exported model file (not for generalisation);
+                                      the file's header decides its kind, whichever key
   games, simulations, gumbel_scale    games (per match / in all / per colour / fresh), the
                                       search's simulations and root noise (0 = deterministic)
   opponents, uct_playouts             baselines random | uct (one for endgame, trajectories)

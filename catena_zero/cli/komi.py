@@ -4,6 +4,7 @@
     catena-zero komi --side 4 agent=champion                # the registry's champion
     catena-zero komi --side 3 rules=nokomi_standard agent=runs/side3/checkpoints/last.pt
     catena-zero komi --side 2 rules=komi_quadratic agent=solver
+    catena-zero komi --side 4 agent=catena_zero/play/models/side4.pt   # a model file
 
 Writes under out_dir: sweep_<track>.csv/.png (Black's score per komi, Wilson 95%
 intervals, logistic fit), opening_<track>.csv/.png for nokomi, summary.csv; prints the
@@ -13,7 +14,13 @@ empirical fair komi with its 95% profile-likelihood interval).
 
 from __future__ import annotations
 
-from catena_zero.cli.common import ConfigError, compose, rules_from_config, to_dataclass
+from catena_zero.cli.common import (
+    ConfigError,
+    compose,
+    file_errors,
+    rules_from_config,
+    to_dataclass,
+)
 from catena_zero.komi.config import KomiConfig
 
 NOT_KOMI_KEYS = ("board", "rules", "mcts")
@@ -26,11 +33,15 @@ def build_agent(rules, config: KomiConfig, search_config):
 
         return SolverAgent()
     from catena_zero.arena.specs import AgentFactory
+    from catena_zero.export.evaluator import read_model_network
 
-    factory = AgentFactory(rules, search_config, config.device, config.registry_path)
+    factory = AgentFactory(rules, search_config, config.device, config.registry_path,
+                           model_reader=read_model_network)
     try:
         return factory(config.agent)
     except ValueError as error:  # a malformed spec, a missing checkpoint or champion
+        if isinstance(error, file_errors()):  # a damaged file: printed as a file error
+            raise
         raise ConfigError(f"agent={config.agent!r}: {error}") from error
 
 

@@ -3,6 +3,7 @@
     catena-zero SUBCOMMAND [key=value ...] [--key value ...] [--key=value ...]
     catena-zero SUBCOMMAND --help      # the subcommand's help and its default config
     catena-zero SUBCOMMAND --cfg [...] # print the composed config and exit
+    catena-zero SUBCOMMAND -m key=a,b  # a sweep: one job per value, in turn (cli.multirun)
 
 `--key value` and `--key=value` become the Hydra override `key=value` (dashes in the key
 become underscores); a bare `--flag` (followed by nothing, another option or an override)
@@ -26,6 +27,7 @@ from catena_zero.cli.common import (
     file_errors,
     format_config,
 )
+from catena_zero.cli.multirun import run_sweep, split_flag
 
 # Subcommand -> one-line description. The module `catena_zero.cli.<name>` provides
 # `main(overrides: list[str]) -> int`; a missing module means "not available yet". A module
@@ -65,6 +67,7 @@ def usage() -> str:
         "Options of every subcommand are Hydra overrides over configs/<subcommand>.yaml,",
         "e.g. `catena-zero train preset=side4 train.batch_size=256 run_dir=runs/a`.",
         "`catena-zero SUBCOMMAND --help` shows its defaults; `--cfg` prints the composed config.",
+        "`-m` / `--multirun` sweeps: `catena-zero komi -m --side 2,3` runs one job per value.",
     ]
     return "\n".join(lines)
 
@@ -142,8 +145,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(subcommand_help(name, module))
             return 0
         print_config = "--cfg" in rest
+        sweep, rest = split_flag(rest)
         overrides = translate_arguments([a for a in rest if a != "--cfg"])
         overrides = getattr(module, "prepare_overrides", list)(overrides)
+        if sweep:
+            def show_or_run(job_overrides: list[str]) -> int:
+                if print_config:
+                    print(format_config(compose(name, job_overrides)))
+                    return 0
+                return int(module.main(job_overrides) or 0)
+
+            return run_sweep(name, overrides, show_or_run)
         if print_config:
             print(format_config(compose(name, overrides)))
             return 0

@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from catena_zero.arena.specs import network_file_kind
 from catena_zero.evaluate.config import EvaluateConfig, EvaluationError
 from catena_zero.export import load_model_file
 from catena_zero.export.evaluator import ModelFileEvaluator
@@ -67,7 +68,17 @@ def checkpoint_path(config: EvaluateConfig) -> Path:
 def load_net(config: EvaluateConfig) -> LoadedNet:
     """The net `config` names, on the CPU at config.precision with config.weights.
 
+    Either key may name either kind of file: the header decides (`network_file_kind`), so
+    `checkpoint=side4.pt` evaluates a model file and `model_file=CK` a checkpoint.
     CheckpointError / ModelFileError (ValueErrors naming the file) when it cannot be read."""
+    named = config.model_file or config.checkpoint
+    if named:
+        kind = network_file_kind(named)
+        try:
+            config = dataclasses.replace(config, model_file=named if kind == "model" else "",
+                                         checkpoint="" if kind == "model" else named)
+        except ValueError as error:  # generalisation of a model file
+            raise EvaluationError(f"{named} is a model file: {error}") from None
     if config.model_file:
         if config.precision not in ("auto", "float32") or config.weights != "published":
             raise EvaluationError("a model file plays in float32 with its exported weights: "

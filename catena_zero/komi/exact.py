@@ -12,21 +12,64 @@ from __future__ import annotations
 
 import json
 import resource
+import sys
 import time
 from pathlib import Path
+from typing import TextIO
 
 from catena_zero.data.atomic import atomic_write_text
 from catena_zero.komi.config import SolveConfig
-from catena_zero.mcts.solver import ExactSolver, SolverTables, enum_value
+from catena_zero.mcts.solver import (
+    PROGRESS_NODES,
+    ExactSolver,
+    ProgressFn,
+    SolverTables,
+    enum_value,
+)
 from catena_zero.rules import Rules
 
 FORMAT_VERSION = 1
 
 
-def solver_for(rules: Rules, komi: int = 0, max_positions: int | None = None) -> ExactSolver:
+def solver_for(rules: Rules, komi: int = 0, max_positions: int | None = None,
+               progress: ProgressFn | None = None,
+               progress_every: int = PROGRESS_NODES) -> ExactSolver:
     board = rules.board
     tables = SolverTables(board.neighbours, board.symmetries)
-    return ExactSolver(tables, rules.game_type, rules.scoring, komi, max_positions)
+    return ExactSolver(tables, rules.game_type, rules.scoring, komi, max_positions,
+                       progress=progress, progress_every=progress_every)
+
+
+class SolveProgress:
+    """Lines on `stream` while a board is solved: one at the start, then at most one every
+    `interval` seconds with the nodes searched, the positions stored, the rate and the peak
+    memory (a side-5 solve runs for minutes). Pass it as a solver's `progress`; `solving`
+    names the solve that follows (one per komi in longest scoring)."""
+
+    def __init__(self, stream: TextIO | None = None, interval: float = 10.0) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.interval = float(interval)
+        self.label = ""
+        self.started = self.last = time.perf_counter()
+        self.lines = 0
+
+    def solving(self, label: str) -> None:
+        self.label = label
+        self.write(f"solve {label}: started")
+
+    def __call__(self, nodes: int, positions: int) -> None:
+        now = time.perf_counter()
+        if now - self.last < self.interval:
+            return
+        self.last = now
+        seconds = now - self.started
+        self.write(f"solve {self.label}: {nodes:,} nodes, {positions:,} positions, "
+                   f"{nodes / max(seconds, 1e-9):,.0f} nodes/s, peak RSS "
+                   f"{peak_rss_mb():.0f} MB, {seconds:.0f} s")
+
+    def write(self, line: str) -> None:
+        self.lines += 1
+        print(line, file=self.stream, flush=True)
 
 
 def track_key(rules: Rules) -> str:
@@ -38,8 +81,11 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def solve_exact(rules: Rules, config: SolveConfig | None = None) -> dict:
-    """Solve one board and rules exactly; returns the JSON-ready report (see module doc)."""
+def solve_exact(rules: Rules, config: SolveConfig | None = None,
+                progress: SolveProgress | None = None,
+                progress_every: int = PROGRESS_NODES) -> dict:
+    """Solve one board and rules exactly; returns the JSON-ready report (see module doc).
+    `progress` is told how every solve of it advances (every `progress_every` nodes)."""
     config = config or SolveConfig()
     if config.use_cache and config.cache_path:
         cached = load_cache(config.cache_path).get(track_key(rules))
@@ -48,7 +94,9 @@ def solve_exact(rules: Rules, config: SolveConfig | None = None) -> dict:
     started, cpu_started = time.perf_counter(), time.process_time()
     game_type, scoring = enum_value(rules.game_type), enum_value(rules.scoring)
     board = rules.board
-    solver = solver_for(rules, 0, config.max_positions)
+    if progress is not None:
+        progress.solving(f"{track_key(rules)} at komi 0")
+    solver = solver_for(rules, 0, config.max_positions, progress, progress_every)
     margin = solver.value()
     positions, nodes = len(solver.table), solver.nodes
     report = {
@@ -70,7 +118,8 @@ def solve_exact(rules: Rules, config: SolveConfig | None = None) -> dict:
             report["optimal_moves"] = [m for m, v in named.items() if abs(v) == closest]
         else:
             report["optimal_moves"] = [m for m, v in named.items() if v == margin]
-    fair, extra_solves = fair_komi_report(rules, margin, config.max_positions)
+    fair, extra_solves = fair_komi_report(rules, margin, config.max_positions, progress,
+                                          progress_every)
     report.update(fair)
     for extra_positions, extra_nodes in extra_solves:
         positions, nodes = max(positions, extra_positions), nodes + extra_nodes
@@ -86,8 +135,9 @@ def solve_exact(rules: Rules, config: SolveConfig | None = None) -> dict:
     return report
 
 
-def fair_komi_report(rules: Rules, margin: float, max_positions: int | None
-                     ) -> tuple[dict, list[tuple[int, int]]]:
+def fair_komi_report(rules: Rules, margin: float, max_positions: int | None,
+                     progress: SolveProgress | None = None,
+                     progress_every: int = PROGRESS_NODES) -> tuple[dict, list[tuple[int, int]]]:
     """(fair_komi and how it was obtained, [(positions, nodes)] of any extra solves).
 
     fair_komi is None where the game type has no komi or Black wins at every komi."""
@@ -102,7 +152,9 @@ def fair_komi_report(rules: Rules, margin: float, max_positions: int | None
                 "fair_komi_note": "Black wins exactly when komi < fair_komi"}, []
     margins, solvers = {}, []
     for komi in range(low, high + 1):
-        solver = solver_for(rules, komi, max_positions)
+        if progress is not None:
+            progress.solving(f"{track_key(rules)} at komi {komi}")
+        solver = solver_for(rules, komi, max_positions, progress, progress_every)
         margins[komi] = solver.value()
         solvers.append((len(solver.table), solver.nodes))
     black_wins = [komi for komi, value in margins.items() if value > 0]

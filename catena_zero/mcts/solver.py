@@ -21,7 +21,7 @@ point stays exact; `ExactSolver.value` returns them divided by two.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +34,9 @@ CHUNK_MASK = (1 << CHUNK_BITS) - 1
 
 GAME_TYPES = tuple(member.value for member in GameType)  # the rules' names, as strings
 SCORINGS = tuple(member.value for member in Scoring)
+PROGRESS_NODES = 1 << 16  # nodes searched between calls of an ExactSolver's progress
+# progress(nodes searched, positions stored): told every `progress_every` nodes of a solve.
+ProgressFn = Callable[[int, int], None]
 
 
 class SolverBudgetExceeded(RuntimeError):
@@ -149,11 +152,14 @@ class ExactSolver:
     """Alpha-beta minimax of the result margin with a symmetric transposition table.
 
     komi is the whole-number komi added to White's score (or, in longest scoring, to
-    White's longest ribbon). Black maximises the margin, White minimises it.
+    White's longest ribbon). Black maximises the margin, White minimises it. `progress`
+    (ProgressFn) is told the nodes and positions every `progress_every` nodes, so a solve
+    of minutes can show that it moves.
     """
 
     def __init__(self, tables: SolverTables, game_type="komi", scoring="standard",
-                 komi: int = 0, max_positions: int | None = None, symmetric_keys: bool = True):
+                 komi: int = 0, max_positions: int | None = None, symmetric_keys: bool = True,
+                 progress: ProgressFn | None = None, progress_every: int = PROGRESS_NODES):
         self.tables = tables
         self.game_type = enum_value(game_type)
         self.scoring = enum_value(scoring)
@@ -172,6 +178,10 @@ class ExactSolver:
         self.symmetric_keys = bool(symmetric_keys)
         self.table: dict[int, tuple[int, int]] = {}
         self.nodes = 0
+        if progress_every < 1:
+            raise ValueError(f"progress_every must be >= 1, got {progress_every}")
+        self.progress = progress
+        self.progress_every = int(progress_every)
 
     # ----------------------------------------------------------------- positions
     def initial_state(self) -> SolverState:
@@ -383,6 +393,8 @@ class ExactSolver:
         else:
             lower, upper = -INFINITY, INFINITY
         self.nodes += 1
+        if self.progress is not None and not self.nodes % self.progress_every:
+            self.progress(self.nodes, len(self.table))
         if self.max_positions is not None and len(self.table) > self.max_positions:
             raise SolverBudgetExceeded(
                 f"transposition table passed {self.max_positions} positions")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import torch
 
 from benchmarks import bench_selfplay
@@ -24,3 +25,16 @@ def test_smallest_benchmark_reports_every_figure(tmp_path: Path, capsys) -> None
         assert result[key] > 0, key
     assert result["runs"]["a"][0]["games"] == 4
     assert "(a) pos/s" in capsys.readouterr().out
+
+
+@pytest.mark.slow  # self-play on two boards: about 15 s on a shared machine
+def test_mix_reports_each_track_and_the_network_share(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "mix.json"
+    assert bench_selfplay.main(["--presets", "tiny", "--mix", "general", "--mix-tracks",
+                                "3/komi/standard,4/nokomi/standard", "--games", "2",
+                                "--raw-seconds", "0.05", "--json", str(out)]) == 0
+    (mix,) = json.loads(out.read_text())["mixes"]
+    assert [row["track"] for row in mix["tracks"]] == ["3/komi/standard", "4/nokomi/standard"]
+    assert all(row["share"] > 0 and row["ratio_a_over_b"] > 0 for row in mix["tracks"])
+    assert 0 < mix["network_share_of_selfplay"]
+    assert "network share of the mix's self-play time" in capsys.readouterr().out

@@ -19,8 +19,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_solve_prints_and_caches_the_exact_value(tmp_path, capsys):
     cache = tmp_path / "cache.json"
     assert main(["solve", "--side", "2", f"cache_path={cache}"]) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert "exact fair komi = 2.5" in out and "optimal:" in out
+    assert "solve side2-komi-standard at komi 0: started" in captured.err
     report = load_cache(cache)["side2-komi-standard"]
     assert report["margin"] == 2.5 and report["peak_rss_mb"] > 0
     assert main(["solve", "--side", "2", "rules=double_longest", f"cache_path={cache}"]) == 0
@@ -69,3 +71,17 @@ def test_komi_rejects_bad_settings(tmp_path, override, capsys):
     assert main(["komi", "--side", "2", f"out_dir={tmp_path}", override]) == 2
     assert override.split("=")[1] in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.slow  # a sweep with a network agent: about 10 s on a shared machine
+def test_komi_takes_a_model_file_as_its_agent(tmp_path, capsys):
+    from catena_zero.play.bundled import bundled_model_path
+
+    side4 = bundled_model_path(4)
+    assert main(["komi", "--side", "2", f"agent={side4}", f"out_dir={tmp_path}",
+                 f"solver_cache={tmp_path / 'cache.json'}", "sweep.games_per_komi=1",
+                 "sweep.komi_values=[1,2,3,4,5]", "estimate.simulations=2",
+                 "mcts.num_simulations=2"]) == 0
+    captured = capsys.readouterr()
+    assert "side2-komi-standard" in captured.out
+    assert "outside the training of the model side4.pt" in captured.err

@@ -71,3 +71,36 @@ def test_side3_standard_exact_value():
     report = solve_exact(Rules(side=3), SolveConfig(cache_path=""))
     assert report["margin"] == 10.5 and report["fair_komi"] == 10.5
     assert set(report["optimal_moves"]) == {"A2", "B1", "B4", "C3", "D2", "D5", "E4"}
+
+
+def test_a_solve_reports_its_progress_on_the_stream() -> None:
+    import io
+
+    from catena_zero.komi.config import SolveConfig
+    from catena_zero.komi.exact import SolveProgress, solve_exact
+    from catena_zero.rules import Rules
+
+    stream = io.StringIO()
+    report = solve_exact(Rules(side=2, scoring="longest"),
+                         SolveConfig(cache_path="", use_cache=False, move_values=False),
+                         SolveProgress(stream, interval=0.0), progress_every=8)
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "solve side2-komi-longest at komi 0: started"
+    # Longest scoring solves every komi of the range, each announced.
+    low, high = Rules(side=2, scoring="longest").komi_range
+    assert sum(line.endswith("started") for line in lines) == 1 + high - low + 1
+    progress = [line for line in lines if "nodes/s" in line]
+    assert progress and "positions" in progress[0] and "peak RSS" in progress[0]
+    assert report["fair_komi"] is not None or report["black_wins_up_to_komi"] is not None
+
+
+def test_the_solver_calls_progress_every_so_many_nodes() -> None:
+    from catena_zero.komi.exact import solver_for
+    from catena_zero.rules import Rules
+
+    calls: list[tuple[int, int]] = []
+    solver = solver_for(Rules(side=2), progress=lambda *told: calls.append(told),
+                        progress_every=5)
+    solver.value()
+    assert calls and [nodes for nodes, _ in calls] == list(range(5, solver.nodes + 1, 5))
+    assert all(positions <= len(solver.table) for _, positions in calls)

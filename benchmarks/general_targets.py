@@ -1,0 +1,375 @@
+"""Targets benchmark of a size-general network: recorded matches on every track it should play.
+
+For one model file or checkpoint, each match is played batched (`catena_zero.arena.match`),
+colours alternating, at the track's fair komi, and scored with its Wilson 95% interval:
+
+    side6-greedy, side6-uct200, side6-uct1000       6/komi/standard against the baselines
+    side{7,8,10}-greedy, side{7,8,10}-uct200         the larger boards
+    side4-champion                                   head to head against the bundled side4.pt
+    side6-transfer                                   against the bundled side6.pt
+    side3-optimal-komi10, side3-optimal-komi11       the share of the model's moves in its own
+                                                     games that the exact solver finds optimal
+    variant-side{4,6}-GAME-SCORING                   every one of the 9 variants against greedy
+
+The fair komi of a track is, first found: `--komi TRACK=K`; the exact value (sides 2-3, by
+the solver); the fair komi the file records for that track (a model file's metadata, a
+checkpoint's run estimate); the network's own estimate (the empty-board value crossing
+zero). A variant without komi plays its only komi.
+
+Each finished match is written at once (atomically) to the JSON, with a Markdown table beside
+it (same name, .md), so a long run can be interrupted and continued with `--resume`.
+
+    python -m benchmarks.general_targets model=checkpoints/general/last.pt
+    python -m benchmarks.general_targets --model M --games 20 --simulations 16 --only 'side6-*'
+    python -m benchmarks.general_targets --model M --resume --json runs/targets.json
+    python -m benchmarks.general_targets --list                 # the match names
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from catena_zero.arena.match import play_match
+from catena_zero.arena.specs import AgentFactory, network_file_kind
+from catena_zero.arena.stats import wilson_interval
+from catena_zero.data.atomic import atomic_write_text
+from catena_zero.export.evaluator import read_model_network
+from catena_zero.export.model_file import read_metadata
+from catena_zero.mcts.config import SearchConfig
+from catena_zero.play.bundled import bundled_model_path
+from catena_zero.rules import BLACK, Rules, Track
+
+FORMAT = "catena_zero.general_targets"
+FORMAT_VERSION = 1
+DEFAULT_GAMES = 200
+DEFAULT_SIMULATIONS = 128  # what play and gtp search with (catena_zero.play.model_player)
+GAME_TYPES = ("komi", "nokomi", "double")
+SCORINGS = ("standard", "longest", "quadratic")
+
+
+@dataclass(frozen=True)
+class Target:
+    """One recorded match: the model (agent A) against `opponent` on `track`."""
+
+    name: str  # "side6-uct200"
+    track: str  # "6/komi/standard"
+    opponent: str  # an arena agent spec, or "self" (the solver-optimality games)
+    komi: int | None = None  # None: the track's fair komi
+
+
+def targets() -> list[Target]:
+    """Every match of the benchmark, in the order it runs."""
+    found = [Target(f"side6-{name}", "6/komi/standard", spec)
+             for name, spec in (("greedy", "greedy"), ("uct200", "uct:200"),
+                                ("uct1000", "uct:1000"))]
+    for side in (7, 8, 10):
+        found += [Target(f"side{side}-{name}", f"{side}/komi/standard", spec)
+                  for name, spec in (("greedy", "greedy"), ("uct200", "uct:200"))]
+    found.append(Target("side4-champion", "4/komi/standard", f"model:{bundled_model_path(4)}"))
+    found += [Target(f"side3-optimal-komi{komi}", "3/komi/standard", "self", komi)
+              for komi in (10, 11)]
+    for side in (4, 6):
+        found += [Target(f"variant-side{side}-{game_type}-{scoring}",
+                         f"{side}/{game_type}/{scoring}", "greedy")
+                  for game_type in GAME_TYPES for scoring in SCORINGS]
+    found.append(Target("side6-transfer", "6/komi/standard", f"model:{bundled_model_path(6)}"))
+    return found
+
+
+def select(all_targets: list[Target], only: str) -> list[Target]:
+    """The targets whose name matches one of the comma-separated patterns of `only` (all
+    when empty); ValueError naming a pattern that matches none."""
+    if not only:
+        return list(all_targets)
+    patterns = [pattern.strip() for pattern in only.split(",") if pattern.strip()]
+    for pattern in patterns:
+        if not any(fnmatch.fnmatchcase(target.name, pattern) for target in all_targets):
+            raise ValueError(f"--only {pattern!r} matches no match name (see --list)")
+    return [target for target in all_targets
+            if any(fnmatch.fnmatchcase(target.name, pattern) for pattern in patterns)]
+
+
+class FairKomi:
+    """The komi each track is played at, and where it came from (module docstring)."""
+
+    def __init__(self, model_path: Path, factory: AgentFactory, spec: str,
+                 given: dict[str, int]) -> None:
+        self.factory = factory
+        self.spec = spec
+        self.given = given
+        self.recorded: dict[str, float] = {}  # by track: what the file says is fair
+        if network_file_kind(model_path) == "model":
+            self.recorded_by = "model file"
+            for track in read_metadata(model_path).tracks:
+                if track.fair_komi is not None:
+                    self.recorded[str(track)] = track.fair_komi
+        else:  # a training run keeps its smoothed estimate of every track it played
+            from catena_zero.train.checkpoint import load_checkpoint
+
+            self.recorded_by = "the run's estimate"
+            recorded = load_checkpoint(model_path).extra.get("fair_komis") or {}
+            for key, value in recorded.items():
+                self.recorded[str(Track.parse(key))] = float(value)
+        self._cache: dict[str, tuple[int, str]] = {}
+
+    def __call__(self, track: str) -> tuple[int, str]:
+        """(komi, source) of `track` ("6/komi/standard")."""
+        if track not in self._cache:
+            self._cache[track] = self._find(Track.parse(track))
+        return self._cache[track]
+
+    def _find(self, track: Track) -> tuple[int, str]:
+        rules = track.rules()
+        low, high = rules.komi_range
+        if str(track) in self.given:
+            komi = self.given[str(track)]
+            rules.validate_komi(komi)
+            return komi, "given"
+        if low == high:
+            return int(low), "the variant's only komi"
+        if track.side <= 3:
+            from catena_zero.komi.config import SolveConfig
+            from catena_zero.komi.exact import solve_exact
+
+            fair = solve_exact(rules, SolveConfig(cache_path="", use_cache=False,
+                                                 move_values=False)
+                               ).get("fair_komi")
+            if fair is not None:
+                return int(rules.nearest_komi(fair)), f"exact {fair:g}"
+        if str(track) in self.recorded:
+            fair = self.recorded[str(track)]
+            return int(rules.nearest_komi(fair)), f"{self.recorded_by} {fair:.2f}"
+        from catena_zero.komi.fair import estimate_fair_komi
+        from catena_zero.rules import Engine
+
+        evaluator = self.factory.for_rules(rules).evaluator(self.spec.partition(":")[2])
+        fair = estimate_fair_komi(Engine(rules), evaluator)
+        return int(rules.nearest_komi(fair)), f"network estimate {fair:.2f}"
+
+
+class OptimalityProbe:
+    """An agent that plays `agent`'s moves and counts how many the exact solver finds optimal:
+    margin-optimal (the best margin for the mover) and result-keeping (the game-theoretic
+    outcome for the mover stays what it was)."""
+
+    def __init__(self, agent: Any) -> None:
+        from catena_zero.komi.solver_agent import SolverAgent
+
+        self.agent = agent
+        self.name = getattr(agent, "name", "model")
+        self.solver = SolverAgent()
+        self.moves = self.margin_optimal = self.result_keeping = 0
+
+    def select_actions(self, engine, states, rng: np.random.Generator) -> np.ndarray:
+        actions = np.asarray(self.agent.select_actions(engine, states, rng))
+        for game in np.flatnonzero(~states.terminal):
+            solver = self.solver.solver(engine, int(states.komi[game]))
+            position = solver.state_from_arrays(
+                states.stones[game], states.limited[game], states.button[game],
+                states.to_move[game], states.stones_left[game])
+            sign = 1 if int(states.to_move[game]) == BLACK else -1  # values are Black's
+            values = {action: sign * solver.half_value(child)
+                      for action, child in solver.children(position)}
+            best, chosen = max(values.values()), values[int(actions[game])]
+            self.moves += 1
+            self.margin_optimal += chosen == best
+            self.result_keeping += np.sign(chosen) == np.sign(best)
+        return actions
+
+    def report(self) -> dict:
+        shares = {}
+        for key, count in (("margin_optimal", self.margin_optimal),
+                           ("result_keeping", self.result_keeping)):
+            low, high = wilson_interval(count, self.moves)
+            shares[key] = {"moves": int(count), "share": count / max(self.moves, 1),
+                           "interval": [float(low), float(high)]}
+        return {"moves": self.moves, **shares}
+
+
+def play_target(target: Target, model_spec: str, factory: AgentFactory, fair_komi: FairKomi,
+                games: int, seed: int) -> dict:
+    """Play one target; its JSON-ready record."""
+    rules = Track.parse(target.track).rules()
+    track_factory = factory.for_rules(rules)
+    komi, source = (target.komi, "given by the match") if target.komi is not None else (
+        fair_komi(target.track))
+    started = time.perf_counter()
+    record: dict[str, Any] = {"name": target.name, "track": target.track,
+                              "opponent": target.opponent, "komi": komi,
+                              "komi_source": source, "games": games}
+    model = track_factory(model_spec)
+    if target.opponent == "self":
+        probe = OptimalityProbe(model)
+        result = play_match(rules, probe, probe, games, komi=komi, seed=seed,
+                            name_a="model", name_b="model")
+        record["optimality"] = probe.report()
+    else:
+        result = play_match(rules, model, track_factory(target.opponent), games, komi=komi,
+                            seed=seed, name_a="model", name_b=target.opponent)
+    summary = result.to_dict()
+    summary.pop("games")  # every move of every game: the counts are what the table needs
+    record["result"] = summary
+    record["seconds"] = time.perf_counter() - started
+    return record
+
+
+def markdown_table(report: dict) -> str:
+    """The report's matches as a Markdown table."""
+    lines = [f"Model `{report['model']}`, {report['settings']['simulations']} simulations per "
+             f"move, colours alternating; score = the model's points per game (draws half), "
+             f"Wilson 95% interval.", "",
+             "| match | track | komi | opponent | games | score | 95% interval | seconds |",
+             "|---|---|---|---|---:|---:|---|---:|"]
+    for record in report["matches"].values():
+        result = record["result"]
+        if "optimality" in record:
+            optimal = record["optimality"]
+            margin, keeping = optimal["margin_optimal"], optimal["result_keeping"]
+            score = (f"{margin['share']:.1%} optimal, {keeping['share']:.1%} result-keeping "
+                     f"({optimal['moves']} moves)")
+            interval = f"[{margin['interval'][0]:.3f}, {margin['interval'][1]:.3f}]"
+        else:
+            score = f"{result['score']:.3f}"
+            interval = f"[{result['interval'][0]:.3f}, {result['interval'][1]:.3f}]"
+        lines.append(f"| {record['name']} | {record['track']} | {record['komi']} "
+                     f"({record['komi_source']}) | {record['opponent']} | {record['games']} "
+                     f"| {score} | {interval} | {record['seconds']:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_report(path: Path, report: dict) -> None:
+    """The JSON and its Markdown table beside it, each written atomically."""
+    atomic_write_text(path, json.dumps(report, indent=1) + "\n")
+    atomic_write_text(path.with_suffix(".md"), markdown_table(report))
+
+
+def load_resumed(path: Path, settings: dict) -> dict:
+    """The matches already in `path` (a report of the same settings); {} when absent.
+    ValueError naming the file when it is another format or other settings."""
+    if not path.exists():
+        return {}
+    try:
+        report = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise ValueError(f"--resume {path}: unreadable ({error})") from None
+    if not isinstance(report, dict) or report.get("format") != FORMAT or (
+            report.get("format_version") != FORMAT_VERSION):
+        raise ValueError(f"--resume {path}: not a {FORMAT} v{FORMAT_VERSION} report")
+    if report.get("settings") != settings:
+        raise ValueError(f"--resume {path}: recorded with other settings "
+                         f"{report.get('settings')}, now {settings}")
+    return dict(report.get("matches") or {})
+
+
+def parse_komis(items: list[str]) -> dict[str, int]:
+    """`--komi 6/komi/standard=7` items as {track: komi}."""
+    komis = {}
+    for item in items:
+        track, separator, value = item.partition("=")
+        if not separator or not value.lstrip("-").isdigit():
+            raise ValueError(f"--komi {item!r}: expected TRACK=K, e.g. 6/komi/standard=7")
+        komis[str(Track.parse(track))] = int(value)
+    return komis
+
+
+def run(arguments: argparse.Namespace, log: Callable[[str], None] = print) -> dict:
+    """Play the selected targets (skipping those of a resumed report); the report."""
+    chosen = select(targets(), arguments.only)
+    model_path = Path(arguments.model)
+    kind = network_file_kind(model_path)
+    spec = f"{kind}:{model_path}"
+    search = SearchConfig(num_simulations=arguments.simulations, gumbel_scale=0.0,
+                          dirichlet_fraction=0.0)
+    factory = AgentFactory(Rules(side=6), search, "cpu", model_reader=read_model_network)
+    settings = {"games": arguments.games, "simulations": arguments.simulations,
+                "seed": arguments.seed, "komi": parse_komis(arguments.komi)}
+    out = Path(arguments.json)
+    matches = load_resumed(out, settings) if arguments.resume else {}
+    report = {"format": FORMAT, "format_version": FORMAT_VERSION, "model": str(model_path),
+              "settings": settings, "matches": matches}
+    fair_komi = FairKomi(model_path, factory, spec, settings["komi"])
+    started = time.perf_counter()
+    for index, target in enumerate(chosen):
+        if target.name in matches:
+            log(f"[{index + 1}/{len(chosen)}] {target.name}: recorded, skipped")
+            continue
+        record = play_target(target, spec, factory, fair_komi, arguments.games,
+                             arguments.seed + index)
+        matches[target.name] = record
+        write_report(out, report)
+        log(f"[{index + 1}/{len(chosen)}] {target.name}: {describe(record)} "
+            f"({record['seconds']:.1f} s)")
+    report["seconds"] = time.perf_counter() - started
+    log(f"total {report['seconds']:.1f} s for {len(chosen)} matches; wrote {out} and "
+        f"{out.with_suffix('.md')}")
+    return report
+
+
+def describe(record: dict) -> str:
+    if "optimality" in record:
+        return f"{record['optimality']['margin_optimal']['share']:.1%} margin-optimal moves"
+    result = record["result"]
+    low, high = result["interval"]
+    return (f"score {result['score']:.3f} [{low:.3f}, {high:.3f}] at komi {record['komi']} "
+            f"({record['komi_source']})")
+
+
+def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="", help="model file or checkpoint (also model=PATH)")
+    parser.add_argument("--games", type=int, default=DEFAULT_GAMES, help="games per match")
+    parser.add_argument("--simulations", type=int, default=DEFAULT_SIMULATIONS,
+                        help="search simulations per move of the model")
+    parser.add_argument("--only", default="", help="comma-separated match names or patterns")
+    parser.add_argument("--komi", action="append", default=[], metavar="TRACK=K",
+                        help="play TRACK at komi K instead of its fair komi (repeatable)")
+    parser.add_argument("--json", default="general_targets.json",
+                        help="report file (the Markdown table goes beside it as .md)")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the matches already in --json and play the rest")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    parser.add_argument("--list", action="store_true", help="print the match names and exit")
+    # key=value words (model=PATH games=20) read as the options of the same name.
+    words = [f"--{item.partition('=')[0]}={item.partition('=')[2]}"
+             if item.partition("=")[1] and item.partition("=")[0].isidentifier() else item
+             for item in (argv or [])]
+    arguments = parser.parse_args(words)
+    if not arguments.list and not arguments.model:
+        parser.error("give the model file or checkpoint: model=PATH or --model PATH")
+    if arguments.games < 2 or arguments.games % 2:
+        parser.error(f"--games must be an even number >= 2, got {arguments.games}")
+    if arguments.simulations < 1:
+        parser.error(f"--simulations must be >= 1, got {arguments.simulations}")
+    return arguments
+
+
+def main(argv: list[str] | None = None) -> int:
+    arguments = parse_arguments(sys.argv[1:] if argv is None else argv)
+    if arguments.list:
+        for target in targets():
+            print(f"{target.name:36s} {target.track:22s} {target.opponent}")
+        return 0
+    import torch
+
+    torch.set_num_threads(arguments.threads)
+    try:
+        run(arguments)
+    except ValueError as error:
+        print(f"general_targets: {' '.join(str(error).split())}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""Exported model files play wherever checkpoints do: the file's header decides its kind."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from catena_zero.arena.specs import (
+    AgentFactory,
+    network_file_kind,
+    parse_agent_spec,
+    read_network_file,
+)
+from catena_zero.export.evaluator import ModelFileEvaluator, read_model_network
+from catena_zero.export.model_file import load_model_file
+from catena_zero.mcts import SearchConfig
+from catena_zero.play.bundled import bundled_model_path
+from catena_zero.rules import Engine, Rules
+from catena_zero.train.checkpoint import MAGIC, CheckpointError
+
+SIDE4 = bundled_model_path(4)
+
+
+def test_the_header_tells_a_model_file_from_a_checkpoint(tmp_path) -> None:
+    checkpoint = tmp_path / "checkpoint.pt"
+    checkpoint.write_bytes(MAGIC + b"1\n")
+    garbage = tmp_path / "garbage.pt"
+    garbage.write_bytes(b"not a network")
+    assert network_file_kind(SIDE4) == "model"
+    assert network_file_kind(checkpoint) == "checkpoint"
+    assert network_file_kind(garbage) == "checkpoint"  # refused by the checkpoint reader
+    assert network_file_kind(tmp_path / "missing.pt") == "checkpoint"
+    with pytest.raises(CheckpointError, match="bad magic"):
+        read_network_file(garbage)
+
+
+def test_model_spec_parses_and_names_its_file() -> None:
+    spec = parse_agent_spec(f"model:{SIDE4}")
+    assert (spec.kind, spec.path, str(spec)) == ("model", str(SIDE4), f"model:{SIDE4}")
+    with pytest.raises(ValueError, match="model:PATH"):
+        parse_agent_spec("model:")
+
+
+def test_a_factory_without_a_reader_refuses_a_model_file_in_one_line() -> None:
+    with pytest.raises(CheckpointError, match="is a model file"):
+        AgentFactory(Rules(side=4))(f"checkpoint:{SIDE4}")
+
+
+@pytest.mark.parametrize("spec", [f"model:{SIDE4}", f"checkpoint:{SIDE4}", str(SIDE4)])
+def test_every_spelling_of_a_model_file_searches_with_its_network(spec) -> None:
+    rules = Rules(side=4)
+    notes: list[str] = []
+    factory = AgentFactory(rules, SearchConfig(num_simulations=4), "cpu",
+                           model_reader=read_model_network, log=notes.append)
+    agent = factory(spec)
+    engine = Engine(rules)
+    states = engine.new_games(3, komi=np.array([3, 4, 5]))
+    got = agent.evaluate_fn(states)
+    want = ModelFileEvaluator(load_model_file(SIDE4), engine)(states)
+    assert got.policy_logits == pytest.approx(want.policy_logits, abs=1e-4)
+    assert got.value == pytest.approx(want.value, abs=1e-4)
+    actions = agent.select_actions(engine, states, np.random.default_rng(0))
+    assert engine.legal_actions(states)[np.arange(3), actions].all()
+    assert notes == []  # side 4 is the model's own track
+
+
+def test_a_model_file_off_its_track_plays_and_says_so_once() -> None:
+    notes: list[str] = []
+    factory = AgentFactory(Rules(side=4), SearchConfig(num_simulations=2), "cpu",
+                           model_reader=read_model_network, log=notes.append)
+    other = factory.for_rules(Rules(side=3))
+    engine = Engine(Rules(side=3))
+    states = engine.new_games(2)
+    for _ in range(2):
+        action = other(f"model:{SIDE4}").select_actions(engine, states,
+                                                        np.random.default_rng(1))
+        assert engine.legal_actions(states)[np.arange(2), action].all()
+    assert len(notes) == 1
+    assert "3/komi/standard is outside the training of the model side4.pt" in notes[0]
+    assert "4/komi/standard" in notes[0]
+
+
+@pytest.mark.slow  # a CLI match: 10-20 s on a shared machine
+def test_arena_match_plays_a_model_file(tmp_path, capsys) -> None:
+    from catena_zero.cli.main import main
+
+    out = tmp_path / "match.json"
+    assert main(["arena", "--side", "3", f"arena.agent_a=model:{SIDE4}", "arena.agent_b=random",
+                 "arena.num_games=2", "mcts.num_simulations=2",
+                 f"arena.results_json={out}"]) == 0
+    captured = capsys.readouterr()
+    assert "outside the training of the model side4.pt" in captured.err
+    assert out.stat().st_size > 0
+
+
+def test_arena_refuses_a_damaged_model_file_as_a_file_error(tmp_path, capsys) -> None:
+    from catena_zero.cli.main import EXIT_BAD_FILE, main
+
+    damaged = tmp_path / "damaged.pt"
+    damaged.write_bytes(SIDE4.read_bytes()[:5000])
+    assert main(["arena", "--side", "3", f"arena.agent_a=model:{damaged}",
+                 "arena.agent_b=random", "arena.num_games=2"]) == EXIT_BAD_FILE
+    error = capsys.readouterr().err
+    assert "damaged.pt" in error and len(error.strip().splitlines()) == 1

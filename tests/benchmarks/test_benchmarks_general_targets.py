@@ -1,0 +1,51 @@
+"""benchmarks/general_targets.py: the targets of a general network, recorded and resumable."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from benchmarks import general_targets
+from catena_zero.play.bundled import bundled_model_path
+
+torch.set_num_threads(1)
+
+
+def test_every_target_is_listed_once_with_its_track() -> None:
+    names = [target.name for target in general_targets.targets()]
+    assert len(names) == len(set(names)) == 3 + 6 + 1 + 2 + 18 + 1
+    assert {"side6-uct1000", "side10-uct200", "side4-champion", "side3-optimal-komi11",
+            "variant-side6-double-quadratic", "side6-transfer"} <= set(names)
+    chosen = general_targets.select(general_targets.targets(), "side6-*,side4-champion")
+    assert [target.name for target in chosen] == ["side6-greedy", "side6-uct200",
+                                                  "side6-uct1000", "side4-champion",
+                                                  "side6-transfer"]
+    with pytest.raises(ValueError, match="matches no match name"):
+        general_targets.select(general_targets.targets(), "side5-*")
+
+
+def test_a_match_is_recorded_then_resumed(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "targets.json"
+    common = [f"model={bundled_model_path(4)}", "games=2", "simulations=1",
+              f"--json={out}", "--komi", "4/komi/standard=5"]
+    assert general_targets.main([*common, "--only", "variant-side4-komi-standard"]) == 0
+    report = json.loads(out.read_text())
+    (record,) = report["matches"].values()
+    assert record["komi"] == 5 and record["komi_source"] == "given"
+    result = record["result"]
+    assert result["num_games"] == 2 and 0 <= result["interval"][0] <= result["score"]
+    assert "| variant-side4-komi-standard | 4/komi/standard | 5 (given)" in (
+        out.with_suffix(".md").read_text())
+    assert general_targets.main([*common, "--resume", "--only",
+                                 "variant-side4-komi-standard,variant-side4-nokomi-standard"]) == 0
+    printed = capsys.readouterr().out
+    assert "variant-side4-komi-standard: recorded, skipped" in printed and "total" in printed
+    resumed = json.loads(out.read_text())["matches"]
+    assert resumed["variant-side4-komi-standard"] == record
+    assert resumed["variant-side4-nokomi-standard"]["komi_source"] == "the variant's only komi"
+    # Other settings do not mix with a recorded report.
+    assert general_targets.main([*common[:-2], "--resume"]) == 2
+    assert "other settings" in capsys.readouterr().err
