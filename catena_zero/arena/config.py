@@ -70,7 +70,9 @@ class ArenaConfig:
     agent_b: str = "random"  # match: second agent's spec
     candidate: str | None = None  # gate: the candidate's spec (e.g. "checkpoint:runs/a/...pt")
     num_games: int = 64  # match: games (even; colours alternate per pair)
-    komi: int = 0  # komi of every game (validated against the rules' range)
+    # komi of every game (validated against the rules' range); null: 0 in match and gate,
+    # the track's fair komi in ladder (exact where solved, else the run's estimate)
+    komi: int | None = None
     seed: int = 0  # seeds openings and agents' randomness
     opening_plies: int = 2  # random placements that start each pair of games
     opening_agent: str | None = None  # spec of an agent making the openings instead of random
