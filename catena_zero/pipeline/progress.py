@@ -87,6 +87,8 @@ class ProgressReporter:
 
             self.bar = tqdm(total=loop.iterations or None, initial=start_iteration, unit=unit,
                             dynamic_ncols=True)
+            if loop.max_minutes:  # known before the first iteration ends
+                self.bar.set_postfix({"eta": self.eta_text()})
 
     def say(self, line: str) -> None:
         """A line on stderr, beside the bar (stdout keeps the run's summary alone)."""

@@ -72,6 +72,7 @@ def test_the_bar_carries_the_eta_in_its_postfix(capsys) -> None:
     loop = LoopConfig(iterations=0, max_minutes=28.5, progress=True)
     clock = FakeClock()
     reporter = ProgressReporter(loop, 0, clock=clock, header="train: the header")
+    assert reporter.bar.postfix == "eta=28m of 28m"  # before the first iteration too
     clock.now += 54.0
     reporter.update(2, {"loss": "1.000"})
     assert reporter.bar.postfix == "loss=1.000, eta=28m of 28m"

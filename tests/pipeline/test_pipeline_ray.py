@@ -288,6 +288,14 @@ def test_the_evaluator_plays_a_gate_left_pending_then_gates_new_checkpoints(
     assert [record["iteration"] for record in records] == [1, 2, 3]
     assert records[1]["games"] == 2 and records[2]["games"] == 2
     assert len(summary["evaluations"]) == 2  # the recovered gate, then iteration 3's
+    # Gate results reach the run's metrics (and TensorBoard), whichever process gated.
+    from catena_zero.pipeline.metrics import read_metrics
+
+    gates = [(record["iteration"], sorted(record["values"]))
+             for record in read_metrics(tmp_path / "run") if record["kind"] == "gate"]
+    assert [iteration for iteration, _ in gates] == [1, 2, 3]
+    assert gates[1][1] == ["gate/side2-komi-standard/accepted", "gate/side2-komi-standard/elo",
+                           "gate/side2-komi-standard/win_rate"]
     track = Track.from_rules(config.rules)
     named = {Path(entry.checkpoint).name for entry in ChampionRegistry(registry).history(track)}
     store = registry.parent / "champions" / track.key
