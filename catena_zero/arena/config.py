@@ -28,7 +28,8 @@ class GateConfig:
     use_sprt: bool = False  # stop early on an SPRT decision; the threshold decides if none came
     sprt: SprtConfig = field(default_factory=SprtConfig)  # SPRT hypotheses and error rates
     chunk_games: int = 20  # games between two SPRT looks (even)
-    registry: str = "champions.json"  # champion registry file (one JSON for all tracks)
+    # champion registry file (one JSON for all tracks); training: relative = inside run_dir
+    registry: str = "champions.json"
 
     def __post_init__(self) -> None:
         _require_even_games("GateConfig", "num_games", self.num_games)
