@@ -28,7 +28,8 @@ class GateConfig:
     use_sprt: bool = False  # stop early on an SPRT decision; the threshold decides if none came
     sprt: SprtConfig = field(default_factory=SprtConfig)  # SPRT hypotheses and error rates
     chunk_games: int = 20  # games between two SPRT looks (even)
-    registry: str = "champions.json"  # champion registry file (one JSON for all tracks)
+    # champion registry file (one JSON for all tracks); training: relative = inside run_dir
+    registry: str = "champions.json"
 
     def __post_init__(self) -> None:
         _require_even_games("GateConfig", "num_games", self.num_games)
@@ -70,7 +71,9 @@ class ArenaConfig:
     agent_b: str = "random"  # match: second agent's spec
     candidate: str | None = None  # gate: the candidate's spec (e.g. "checkpoint:runs/a/...pt")
     num_games: int = 64  # match: games (even; colours alternate per pair)
-    komi: int = 0  # komi of every game (validated against the rules' range)
+    # komi of every game (validated against the rules' range); null: 0 in match and gate,
+    # the track's fair komi in ladder (exact where solved, else the run's estimate)
+    komi: int | None = None
     seed: int = 0  # seeds openings and agents' randomness
     opening_plies: int = 2  # random placements that start each pair of games
     opening_agent: str | None = None  # spec of an agent making the openings instead of random

@@ -6,6 +6,13 @@ a chain through all players so the comparison graph is connected). Each pairing
 is one batched match; all results feed one Bradley-Terry fit anchored at the
 anchor player (uniform random = 0). Writes elo.csv, elo.png, matches.json and
 TensorBoard scalars into the output directory.
+
+Every game is played at the track's fair komi unless a komi is given: Black moves first, so
+at komi 0 a small board's pairs are decided by the colours drawn (side 3's exact fair komi is
+10.5). The fair komi is the caller's (`fair_komi`: the CLI passes the exact value of
+`catena_zero.komi.exact` where the solver knows it), else the estimate stored in the newest
+checkpoint of the rated run for this track, rounded into the rules' komi range
+(`Rules.nearest_komi`); with neither, komi 0.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from catena_zero.arena.elo import (
 )
 from catena_zero.arena.match import MatchResult, play_match
 from catena_zero.arena.registry import write_json_atomic
-from catena_zero.rules import Rules
+from catena_zero.rules import Rules, Track
 
 LADDER_FORMAT_VERSION = 1
 CHECKPOINT_SUFFIXES = (".pt", ".pth", ".ckpt")
@@ -50,6 +57,8 @@ class LadderResult:
     fit: EloFit
     csv_path: Path | None
     plot_path: Path | None
+    komi: int = 0  # the komi of every game
+    komi_source: str = "given"  # given | exact | estimate (a checkpoint's) | none (komi 0)
 
 
 def checkpoint_step(path: Path) -> int | None:
@@ -132,19 +141,64 @@ def ladder_pairings(players: list[Player], config: LadderConfig, seed: int = 0
     return sorted(pairs)
 
 
+def checkpoint_fair_komi(path: str | Path, track: Track) -> float | None:
+    """The fair-komi estimate of `track` a training checkpoint stored (its `fair_komis`, or
+    its `fair_komi` when the checkpoint's run played this track alone); None without one."""
+    from catena_zero.train.checkpoint import load_checkpoint
+
+    checkpoint = load_checkpoint(path)
+    extra = checkpoint.extra or {}
+    value = (extra.get("fair_komis") or {}).get(track.key)
+    if value is None and Track.from_rules(Rules(**_rules_fields(checkpoint.rules))) == track:
+        value = extra.get("fair_komi")
+    return None if value is None else float(value)
+
+
+def _rules_fields(rules: dict | None) -> dict:
+    rules = rules or {}
+    return {name: rules[name] for name in ("side", "game_type", "scoring") if name in rules}
+
+
+def ladder_komi(rules: Rules, players: list[Player], komi: int | None = None,
+                fair_komi: float | None = None) -> tuple[int, str]:
+    """(komi of the ladder's games, where it came from): `komi` when given; else the fair
+    komi, `fair_komi` (the exact value, say) or the newest rated checkpoint's estimate for
+    this track, rounded into the rules' komi range; else 0."""
+    if komi is not None:
+        rules.validate_komi(komi)
+        return int(komi), "given"
+    if fair_komi is not None:
+        return rules.nearest_komi(fair_komi), "exact"
+    track = Track.from_rules(rules)
+    checkpoints = [player for player in players if player.spec.startswith("checkpoint:")]
+    for player in sorted(checkpoints, key=lambda player: -1 if player.step is None
+                         else player.step, reverse=True):
+        try:
+            estimate = checkpoint_fair_komi(player.spec[len("checkpoint:"):], track)
+        except (OSError, ValueError, TypeError):
+            continue  # not a training checkpoint with rules; the next one may be
+        if estimate is not None:
+            return rules.nearest_komi(estimate), "estimate"
+    return rules.nearest_komi(None), "none"
+
+
 def run_ladder(
     rules: Rules,
     config: LadderConfig,
     factory: Callable[[str], Any],
-    komi: int = 0,
+    komi: int | None = None,
     seed: int = 0,
     opening_plies: int = 2,
     progress: Callable[[str, int, int], None] | None = None,
     players: list[Player] | None = None,
     opening_agent: Any = None,
+    fair_komi: float | None = None,
 ) -> LadderResult:
-    """Play every pairing, fit Elo, write outputs. progress(label, finished, total)."""
+    """Play every pairing, fit Elo, write outputs. progress(label, finished, total).
+
+    komi: of every game; None (the default) plays at the fair komi (`ladder_komi`)."""
     players = players if players is not None else ladder_players(config)
+    komi, komi_source = ladder_komi(rules, players, komi, fair_komi)
     pairings = ladder_pairings(players, config, seed)
     results = PairwiseResults([p.name for p in players], [p.step for p in players])
     # Every agent is built (every checkpoint loaded) before the first game: a missing or
@@ -178,10 +232,11 @@ def run_ladder(
         write_elo_tensorboard(fit, output / "tensorboard")
         write_json_atomic(output / "matches.json", {
             "format": "catena_zero.ladder_matches", "format_version": LADDER_FORMAT_VERSION,
+            "komi": komi, "komi_source": komi_source,
             "players": [p.__dict__ for p in players],
             "matches": [_match_summary(m) for m in matches],
         })
-    return LadderResult(players, matches, fit, csv_path, plot_path)
+    return LadderResult(players, matches, fit, csv_path, plot_path, komi, komi_source)
 
 
 def _match_summary(match: MatchResult) -> dict:

@@ -11,8 +11,12 @@ match:  prints A's wins-draws-losses overall and per colour, the score (draws as
         Wilson 95% interval and the implied Elo difference.
 gate:   plays the candidate against the track's champion (or crowns it if there is none),
         promotes it at >= arena.gate.threshold or by SPRT, updates arena.gate.registry.
-ladder: rates the run's checkpoints and the baselines together (Bradley-Terry, random = 0);
+ladder: rates the run's checkpoints and the baselines together (Bradley-Terry, random = 0)
+        at the track's fair komi unless arena.komi is given (the exact one where the solver
+        knows it, else the newest checkpoint's estimate, rounded; komi 0 with neither);
         writes elo.csv, elo.png, matches.json and TensorBoard scalars to <run_dir>/elo.
+The registry (arena.gate.registry, default runs/champions.json) is relative to the current
+directory.
 A progress bar runs on stderr; the table goes to stdout.
 """
 
@@ -24,7 +28,7 @@ from tqdm import tqdm
 
 from catena_zero.arena.config import ArenaConfig
 from catena_zero.arena.gating import run_gate
-from catena_zero.arena.ladder import checkpoint_step, run_ladder
+from catena_zero.arena.ladder import checkpoint_step, ladder_komi, ladder_players, run_ladder
 from catena_zero.arena.match import play_match
 from catena_zero.arena.registry import write_json_atomic
 from catena_zero.arena.report import format_elo, format_gate, format_matches
@@ -37,7 +41,13 @@ from catena_zero.cli.common import (
     to_dataclass,
 )
 from catena_zero.export.evaluator import read_model_network
+from catena_zero.komi.config import SolveConfig
+from catena_zero.komi.exact import exact_fair_komi
 from catena_zero.mcts.config import SearchConfig
+
+KOMI_SOURCES = {"given": "arena.komi", "exact": "the exact fair komi",
+                "estimate": "the newest checkpoint's fair-komi estimate, rounded",
+                "none": "no fair komi known: give arena.komi"}
 
 
 class _ProgressBar:
@@ -75,7 +85,8 @@ def main(overrides: list[str]) -> int:
     arena = to_dataclass(ArenaConfig, config.arena, "arena")
     search = to_dataclass(SearchConfig, config.mcts, "mcts")
     try:
-        rules.validate_komi(arena.komi)
+        if arena.komi is not None:
+            rules.validate_komi(arena.komi)
         for spec in (arena.agent_a, arena.agent_b, arena.opening_agent, arena.candidate):
             if spec is not None:
                 parse_agent_spec(spec)
@@ -87,14 +98,16 @@ def main(overrides: list[str]) -> int:
     # Sampled, so that a network's openings differ from pair to pair.
     opening_agent = (build_agent(factory, arena.opening_agent, temperature=1.0)
                      if arena.opening_agent else None)
-    print(f"rules: {rules}  komi: {arena.komi}  mode: {arena.mode}", flush=True)
+    match_komi = 0 if arena.komi is None else arena.komi  # match and gate
+    if arena.mode != "ladder":
+        print(f"rules: {rules}  komi: {match_komi}  mode: {arena.mode}", flush=True)
     try:
         if arena.mode == "match":
             agent_a, agent_b = (build_agent(factory, spec) for spec in (arena.agent_a,
                                                                         arena.agent_b))
             result = play_match(
                 rules, agent_a, agent_b, arena.num_games,
-                komi=arena.komi, seed=arena.seed, progress=progress,
+                komi=match_komi, seed=arena.seed, progress=progress,
                 opening_plies=arena.opening_plies,
                 opening_agent=opening_agent,
                 name_a=arena.agent_a, name_b=arena.agent_b,
@@ -109,7 +122,7 @@ def main(overrides: list[str]) -> int:
                 raise ConfigError("arena.candidate must name a checkpoint in mode gate")
             step = checkpoint_step_of(arena.candidate)
             result = run_gate(rules, arena.candidate, arena.gate, factory=factory, step=step,
-                              komi=arena.komi, seed=arena.seed, progress=progress,
+                              komi=match_komi, seed=arena.seed, progress=progress,
                               opening_plies=arena.opening_plies, opening_agent=opening_agent)
             progress.close()
             print(format_gate(result))
@@ -117,8 +130,14 @@ def main(overrides: list[str]) -> int:
             if not arena.ladder.run_dir and not arena.ladder.checkpoints:
                 print("note: no arena.ladder.run_dir or checkpoints: rating the baselines only",
                       file=sys.stderr)
+            players = ladder_players(arena.ladder)
+            exact = exact_fair_komi(rules, SolveConfig().cache_path)
+            komi, source = ladder_komi(rules, players, arena.komi, exact)
+            print(f"rules: {rules}  komi: {komi} ({KOMI_SOURCES[source]})  mode: ladder",
+                  flush=True)
             ladder = run_ladder(
-                rules, arena.ladder, factory, komi=arena.komi, seed=arena.seed,
+                rules, arena.ladder, factory, komi=arena.komi, fair_komi=exact,
+                seed=arena.seed, players=players,
                 opening_plies=arena.opening_plies, opening_agent=opening_agent,
                 progress=lambda label, done, total: progress(done, total, label),
             )

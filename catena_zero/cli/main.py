@@ -38,6 +38,7 @@ SUBCOMMANDS: dict[str, str] = {
     "arena": "play matches between agents / checkpoints, gating and Elo",
     "komi": "estimate the fair komi of a board and rules",
     "evaluate": "measure a trained net: learning, endgame, trajectories, generalisation",
+    "report": "draw a training run's PNG report (strength and losses) from its metrics",
     "solve": "solve small boards exactly",
     "export": "export a checkpoint as a standalone model file",
     "gtp": "speak GTP on stdin/stdout",

@@ -5,9 +5,13 @@
     catena-zero train preset=side4 run_dir=runs/side4 resume=true  # continue it exactly
     catena-zero train preset=tiny iterations=3 device=cpu          # seconds
 
-Outputs under run_dir: config.yaml (the composed config), shards/ (self-play .npz shards),
-checkpoints/ (model, optimizer, counters, RNG), tensorboard/ (losses, positions/s, games/s,
-game length, Black win rate, fair-komi estimate), summary.json (the final summary).
+Outputs, all under run_dir: config.yaml (the composed config), shards/ (self-play .npz
+shards), checkpoints/ (model, optimizer, counters, RNG), tensorboard/ (losses, positions/s,
+games/s, game length, Black win rate, fair-komi estimate, probe and gate results),
+metrics.jsonl (the same as JSON lines), report.png (strength and losses), gates/ and
+champions.json (gating), summary.json (the final summary). A start-up line on stderr says
+what will run and for how long; the bar's postfix gives the ETA by the bound that binds
+first (iterations or max_minutes).
 
 runtime=inline runs everything in this process; runtime=ray (the default) runs self-play
 actors, a learner and an evaluator on Ray (`catena_zero.pipeline.run.run_training`).

@@ -30,6 +30,16 @@ from catena_zero.rules import Rules
 
 FORMAT_VERSION = 1
 
+# The exact fair komis the solver found (docs/results/2026-11-29-komi-exact-solutions.md),
+# by track key: what `exact_fair_komi` answers without solving again. Black wins exactly
+# when komi < the value; tracks without a fair komi in their range are not listed.
+EXACT_FAIR_KOMI: dict[str, float] = {
+    "side2-komi-standard": 2.5,
+    "side2-komi-quadratic": 8.5,
+    "side3-komi-standard": 10.5,
+    "side3-komi-quadratic": 120.5,
+}
+
 
 def solver_for(rules: Rules, komi: int = 0, max_positions: int | None = None,
                progress: ProgressFn | None = None,
@@ -169,6 +179,22 @@ def fair_komi_report(rules: Rules, margin: float, max_positions: int | None,
         report.update(fair_komi=low + len(black_wins) - 0.5,
                       fair_komi_note="Black wins exactly when komi < fair_komi")
     return report, solvers
+
+
+def exact_fair_komi(rules: Rules, cache_path: str | Path | None = None) -> float | None:
+    """The exact fair komi of a track: from EXACT_FAIR_KOMI, else from the solve cache at
+    `cache_path` (when given and readable); None when neither knows it. Solves nothing."""
+    key = track_key(rules)
+    if key in EXACT_FAIR_KOMI:
+        return EXACT_FAIR_KOMI[key]
+    if not cache_path:
+        return None
+    try:
+        report = load_cache(cache_path).get(key) or {}
+    except (OSError, ValueError):
+        return None
+    value = report.get("fair_komi")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def load_cache(path: str | Path) -> dict:

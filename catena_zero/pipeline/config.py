@@ -5,14 +5,54 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from catena_zero.arena.specs import parse_agent_spec
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.network.config import NetworkConfig
 from catena_zero.network.device import INFERENCE_PRECISIONS
 from catena_zero.pipeline.ray.config import RayConfig
 from catena_zero.pipeline.tracks import MixConfig
-from catena_zero.rules import Rules
+from catena_zero.rules import Rules, Track
 from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.train.config import TrainConfig, require_score_belief_head
+
+PROBE_BASELINE_KINDS = ("random", "greedy", "uct")
+
+
+@dataclass(frozen=True)
+class ProbeConfig:
+    """The strength probe (`probe.*` keys of configs/train.yaml): every `every` iterations the
+    current net plays `games` games on each track against each baseline, at the track's
+    current fair komi, with a small search; the win rates go to TensorBoard and metrics.jsonl."""
+
+    every: int = 0  # probe every this many iterations (and after the last); 0 = off
+    games: int = 8  # games per track against each baseline (even; colours alternate)
+    baselines: tuple[str, ...] = ("greedy", "uct:8")  # agent specs: random | greedy | uct:N
+    simulations: int = 4  # search simulations per move of the net in probe games
+    opening_plies: int = 2  # random placements that start each pair of probe games
+    # tracks probed, "side/game_type/scoring" each, of those the run plays; empty: every one
+    tracks: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.tracks, str):
+            raise ValueError(f"probe.tracks must be a list of 'side/game_type/scoring' "
+                             f"strings, got {self.tracks!r}")
+        for track in self.tracks:
+            Track.parse(track)  # ValueError names a bad one
+        if self.every < 0:
+            raise ValueError(f"probe.every must be >= 0, got {self.every}")
+        if self.games < 2 or self.games % 2:
+            raise ValueError(f"probe.games must be an even number >= 2, got {self.games}")
+        if self.simulations < 1:
+            raise ValueError(f"probe.simulations must be >= 1, got {self.simulations}")
+        if self.opening_plies < 0:
+            raise ValueError(f"probe.opening_plies must be >= 0, got {self.opening_plies}")
+        if isinstance(self.baselines, str) or not self.baselines:
+            raise ValueError(f"probe.baselines must be a non-empty list of agent specs, "
+                             f"got {self.baselines!r}")
+        for spec in self.baselines:
+            if parse_agent_spec(spec).kind not in PROBE_BASELINE_KINDS:
+                raise ValueError(f"probe.baselines: {spec!r} is not a fixed baseline "
+                                 f"({' | '.join(PROBE_BASELINE_KINDS)})")
 
 
 @dataclass(frozen=True)
@@ -36,6 +76,10 @@ class LoopConfig:
     progress: bool = True  # tqdm progress bar with positions/s
     tensorboard: bool = True  # TensorBoard logs in <run_dir>/tensorboard
     sample_games: int = 2  # self-play games per iteration kept as SGF in <run_dir>/games (0: none)
+    # redraw <run_dir>/report.png (strength and losses) every this many iterations and at
+    # the end; 0 = never
+    report_every: int = 5
+    probe: ProbeConfig = field(default_factory=ProbeConfig)  # per-iteration strength probe
 
     def __post_init__(self) -> None:
         if self.iterations < 0:
@@ -51,6 +95,8 @@ class LoopConfig:
             raise ValueError(f"threads must be >= 0, got {self.threads}")
         if isinstance(self.sample_games, bool) or self.sample_games < 0:
             raise ValueError(f"sample_games must be >= 0, got {self.sample_games}")
+        if self.report_every < 0:
+            raise ValueError(f"report_every must be >= 0, got {self.report_every}")
         if self.keep_checkpoints < 0:
             raise ValueError(f"keep_checkpoints must be >= 0, got {self.keep_checkpoints}")
         if self.device not in ("auto", "cpu", "cuda") and not self.device.startswith("cuda:"):

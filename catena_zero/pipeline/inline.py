@@ -7,7 +7,10 @@ Run directory layout::
     <run_dir>/checkpoints/checkpoint-*.pt         model, optimiser, counters, RNG, config
     <run_dir>/games/iter<N>-game<k>.sgf           a few whole self-play games per iteration
     <run_dir>/tensorboard/                        losses, positions/s, games/s, game length,
-                                                  Black win rate, fair-komi estimate
+                                                  Black win rate, fair-komi estimate, probe
+                                                  and gate results
+    <run_dir>/metrics.jsonl                       the same numbers as JSON lines (versioned)
+    <run_dir>/report.png                          strength and loss curves (pipeline.report)
 
 The steps are `catena_zero.pipeline.steps`, the same the Ray runtime
 (`catena_zero.pipeline.ray`) runs in its actors.
@@ -26,6 +29,9 @@ import numpy as np
 from catena_zero.data import ReplayWindow, shard_filename
 from catena_zero.pipeline.config import TrainLoopConfig
 from catena_zero.pipeline.messages import CheckpointEvent, CheckpointHook
+from catena_zero.pipeline.metrics import RunLog
+from catena_zero.pipeline.probe import probe_due, run_probe
+from catena_zero.pipeline.progress import ProgressReporter, describe_run
 from catena_zero.pipeline.steps import (
     TrackPlayers,
     fair_komi_due,
@@ -39,39 +45,6 @@ from catena_zero.pipeline.steps import (
 )
 from catena_zero.pipeline.tracks import TrackMix
 from catena_zero.train.checkpoint import latest_checkpoint
-
-
-class LoopLogger:
-    """TensorBoard scalars and the tqdm bar; both optional."""
-
-    def __init__(self, config: TrainLoopConfig, log_dir: Path, start_iteration: int):
-        self.writer = None
-        if config.loop.tensorboard:
-            from torch.utils.tensorboard import SummaryWriter
-
-            self.writer = SummaryWriter(str(log_dir), purge_step=start_iteration + 1)
-        self.bar = None
-        if config.loop.progress:
-            from tqdm import tqdm
-
-            total = config.loop.iterations or None
-            self.bar = tqdm(total=total, initial=start_iteration, unit="it", dynamic_ncols=True)
-
-    def log(self, iteration: int, scalars: dict[str, float], postfix: dict[str, str]) -> None:
-        if self.writer is not None:
-            for name, value in scalars.items():
-                if value is not None and math.isfinite(value):
-                    self.writer.add_scalar(name, value, iteration)
-            self.writer.flush()
-        if self.bar is not None:
-            self.bar.set_postfix(postfix, refresh=False)
-            self.bar.update(1)
-
-    def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-        if self.bar is not None:
-            self.bar.close()
 
 
 def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = None
@@ -103,7 +76,10 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
                           num_planes=trainer.net.num_planes)
     if config.mix.is_mixed:
         window.set_track_shares(mix.shares_at(state.counters.iteration))
-    logger = LoopLogger(config, run_dir / "tensorboard", state.counters.iteration)
+    logger = RunLog(run_dir, state.counters.iteration, tensorboard=loop.tensorboard,
+                    report_every=loop.report_every)
+    reporter = ProgressReporter(loop, state.counters.iteration, unit="it",
+                                header=describe_run(config, runtime="inline"))
     start_time = time.monotonic()
     deadline = start_time + 60.0 * loop.max_minutes if loop.max_minutes else math.inf
     summary: dict[str, Any] = {"run_dir": str(run_dir), "resumed_from_iteration":
@@ -113,6 +89,7 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
         while not _finished(loop, state.counters.iteration, deadline):
             counters = state.counters
             iteration = counters.iteration
+            iteration_started = time.monotonic()
             track = mix.next_track(iteration, state.track_iterations)
             engine, evaluator, komi_sampler = players.of(track)
             if fair_komi_due(state, track, config.selfplay.fair_komi_every):
@@ -134,9 +111,17 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
                 counters, step=trainer.step, iteration=iteration + 1,
                 games=counters.games + stats.games, positions=counters.positions + stats.positions)
             scalars = iteration_scalars(played, learned, track if config.mix.is_mixed else None)
-            logger.log(iteration + 1, scalars, _postfix(scalars))
+            scalars["time/iteration_seconds"] = time.monotonic() - iteration_started
+            last = _finished(loop, iteration + 1, deadline)
+            if probe_due(loop, iteration + 1, last):
+                probed = run_probe(players, mix.tracks, state.fair_komis, config.search,
+                                   loop.probe, seed=loop.seed + iteration)
+                logger.log_probe(iteration + 1, trainer.step, probed)
+                summary["probe"] = probed
+            logger.log(iteration + 1, trainer.step, scalars)
+            reporter.update(iteration + 1, _postfix(scalars))
             summary["last"] = scalars
-            if (iteration + 1) % loop.checkpoint_every == 0 or _finished(
+            if (iteration + 1) % loop.checkpoint_every == 0 or last or _finished(
                     loop, iteration + 1, deadline):
                 last_checkpoint = save_loop_checkpoint(config, trainer, state, checkpoint_dir,
                                                        generators)
@@ -146,6 +131,7 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
                         tracks=tuple(mix.tracks) if config.mix.is_mixed else (),
                         fair_komis=dict(state.fair_komis)))
     finally:
+        reporter.close()
         logger.close()
     summary.update({
         "counters": state.counters.to_dict(),

@@ -4,12 +4,16 @@
     summary = run_training(loop_config, RuntimeConfig(name="ray"))      # Ray, local or cluster
 
 The gate hook (`catena_zero.arena.gating.make_training_gate`) is built here from the
-`TrainingGateConfig`, so both runtimes gate the same checkpoints the same way.
+`TrainingGateConfig`, so both runtimes gate the same checkpoints the same way. A relative
+`gating.gate.registry` (the default: champions.json) names a file inside the run directory,
+so a run writes nothing outside it; an absolute path shares one registry between runs.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from catena_zero.arena.config import TrainingGateConfig
@@ -29,6 +33,7 @@ def run_training(config: TrainLoopConfig, runtime: RuntimeConfig | None = None,
         raise ValueError("loop.run_dir must be set (the CLI picks runs/train-<time>)")
     on_checkpoint = None
     if gating is not None:
+        gating = registry_in_run_dir(gating, config.loop.run_dir)
         on_checkpoint = make_training_gate(config.rules, gating, search_config=config.search,
                                            device=config.loop.device, seed=config.loop.seed,
                                            log=log)
@@ -39,3 +44,12 @@ def run_training(config: TrainLoopConfig, runtime: RuntimeConfig | None = None,
     from catena_zero.pipeline.ray import train_distributed
 
     return train_distributed(config, runtime, on_checkpoint=on_checkpoint)
+
+
+def registry_in_run_dir(gating: TrainingGateConfig, run_dir: str | Path) -> TrainingGateConfig:
+    """`gating` with a relative registry path taken inside `run_dir` (absolute: as it is)."""
+    registry = Path(gating.gate.registry).expanduser()
+    if registry.is_absolute():
+        return gating
+    gate = dataclasses.replace(gating.gate, registry=str(Path(run_dir) / registry))
+    return dataclasses.replace(gating, gate=gate)

@@ -288,7 +288,40 @@ def test_the_evaluator_plays_a_gate_left_pending_then_gates_new_checkpoints(
     assert [record["iteration"] for record in records] == [1, 2, 3]
     assert records[1]["games"] == 2 and records[2]["games"] == 2
     assert len(summary["evaluations"]) == 2  # the recovered gate, then iteration 3's
+    # Gate results reach the run's metrics (and TensorBoard), whichever process gated.
+    from catena_zero.pipeline.metrics import read_metrics
+
+    gates = [(record["iteration"], sorted(record["values"]))
+             for record in read_metrics(tmp_path / "run") if record["kind"] == "gate"]
+    assert [iteration for iteration, _ in gates] == [1, 2, 3]
+    assert gates[1][1] == ["gate/side2-komi-standard/accepted", "gate/side2-komi-standard/elo",
+                           "gate/side2-komi-standard/win_rate"]
     track = Track.from_rules(config.rules)
     named = {Path(entry.checkpoint).name for entry in ChampionRegistry(registry).history(track)}
     store = registry.parent / "champions" / track.key
     assert sorted(path.name for path in store.iterdir()) == sorted(named)
+
+
+def test_the_ray_learner_probes_logs_metrics_and_draws_the_report(tmp_path: Path) -> None:
+    """The Ray learner records what the inline loop does: probe and iteration records in
+    metrics.jsonl, and report.png when it closes."""
+    from catena_zero.pipeline.config import ProbeConfig
+    from catena_zero.pipeline.metrics import read_metrics
+
+    config = tiny_config(tmp_path, iterations=1)
+    config = dataclasses.replace(config, loop=dataclasses.replace(
+        config.loop, tensorboard=False, report_every=1,
+        probe=ProbeConfig(every=1, games=2, baselines=("random",), simulations=2)))
+    learner = LearnerCore(config)
+    worker = SelfPlayWorkerCore(config, worker_index=0)
+    weights = learner.weights()
+    task = SelfPlayTask(task_id=6, attempt=0, fair_komi=0.0, weights_version=weights.version,
+                        shard_path=str(pending_dir(tmp_path) / "shard-000000000006.npz"))
+    learner.consume(worker.play(task, weights))
+    assert learner.probe() == {}  # probed after this iteration already
+    learner.close()
+    records = read_metrics(tmp_path)
+    assert [(record["kind"], record["iteration"]) for record in records] == [
+        ("probe", 1), ("iteration", 1)]
+    assert 0.0 <= records[0]["values"]["probe/side2-komi-standard/random/win_rate"] <= 1.0
+    assert (tmp_path / "report.png").stat().st_size > 0

@@ -19,8 +19,9 @@ import numpy as np
 
 from catena_zero.data import ReplayWindow, ShardError, list_shards, read_shard_meta, shard_filename
 from catena_zero.pipeline.config import TrainLoopConfig
-from catena_zero.pipeline.inline import LoopLogger
 from catena_zero.pipeline.messages import CheckpointEvent, LoopState, SelfPlayResult, WeightsMessage
+from catena_zero.pipeline.metrics import RunLog
+from catena_zero.pipeline.probe import probe_due, run_probe
 from catena_zero.pipeline.steps import (
     TrackPlayers,
     fair_komi_due,
@@ -118,9 +119,9 @@ class LearnerCore:
                                    num_planes=self.trainer.net.num_planes)
         if config.mix.is_mixed:
             self.window.set_track_shares(self.mix.shares_at(self.state.counters.iteration))
-        self.logger = LoopLogger(dataclasses.replace(
-            config, loop=dataclasses.replace(loop, progress=False)),
-            self.run_dir / "tensorboard", self.state.counters.iteration)
+        self.logger = RunLog(self.run_dir, self.state.counters.iteration,
+                             tensorboard=loop.tensorboard, report_every=loop.report_every)
+        self.probed_at = -1  # the iteration of the last probe
         self.last_checkpoint: Path | None = (None if resume_from is None
                                               else resume_from.path)
 
@@ -177,11 +178,26 @@ class LearnerCore:
                               first=track == self.mix.tracks[0])
         scalars = iteration_scalars(result, learned, track if mixed else None)
         scalars["selfplay/weights_lag"] = float(self.trainer.step - result.weights_version)
-        self.logger.log(self.state.counters.iteration, scalars, {})
+        if probe_due(self.config.loop, self.state.counters.iteration):
+            self.probe()
+        self.logger.log(self.state.counters.iteration, self.trainer.step, scalars)
         checkpoint = None
         if self.state.counters.iteration % self.config.loop.checkpoint_every == 0:
             checkpoint = self.checkpoint()
         return self._status(checkpoint, scalars)
+
+    def probe(self) -> dict[str, float]:
+        """Play the strength probe with the current net now (`pipeline.probe`) and log it;
+        the driver calls it once more after the last shard."""
+        iteration = self.state.counters.iteration
+        if iteration == self.probed_at:
+            return {}
+        self.probed_at = iteration
+        probed = run_probe(self.players, self.mix.tracks, self.state.fair_komis,
+                           self.config.search, self.config.loop.probe,
+                           seed=self.config.loop.seed + iteration - 1)
+        self.logger.log_probe(iteration, self.trainer.step, probed)
+        return probed
 
     def checkpoint(self) -> Path:
         """Write a checkpoint now (with the fair-komi centre tasks are drawn around)."""

@@ -29,6 +29,8 @@ from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
 from catena_zero.data import list_shards
 from catena_zero.pipeline.config import TrainLoopConfig
 from catena_zero.pipeline.messages import CheckpointEvent, CheckpointHook, WeightsMessage
+from catena_zero.pipeline.probe import probe_due
+from catena_zero.pipeline.progress import ProgressReporter, describe_run
 from catena_zero.pipeline.ray.config import RayConfig
 from catena_zero.pipeline.ray.learner import LearnerCore, LearnerStatus, pending_dir
 from catena_zero.pipeline.ray.worker import SelfPlayTask, SelfPlayWorkerCore
@@ -336,7 +338,11 @@ class _Driver:
         start = time.monotonic()
         deadline = start + 60.0 * loop.max_minutes if loop.max_minutes else math.inf
         target = loop.iterations or math.inf
-        bar = _progress_bar(loop, self.state.counters.iteration)
+        bar = ProgressReporter(loop, self.state.counters.iteration, unit="shard",
+                               header=describe_run(self.config, runtime="ray", detail=(
+                                   f"{self.num_workers} self-play actors of "
+                                   f"{self.cpus_per_actor:g} CPU"
+                                   + (", one inference actor" if self.server else ""))))
         last: dict[str, float] = {}
         positions = 0
         try:
@@ -347,7 +353,7 @@ class _Driver:
                 status = self._consume(_orphan_result(path))
                 if status is not None:
                     last = status.scalars
-                    _advance(bar, last)
+                    _advance(bar, status.counters.iteration, last)
             for index in range(self.num_workers):
                 self._submit(index)
             while self.state.counters.iteration < target and time.monotonic() < deadline:
@@ -363,15 +369,16 @@ class _Driver:
                 positions += result.stats.positions
                 if status is not None:
                     last = status.scalars
-                    _advance(bar, last)
+                    _advance(bar, status.counters.iteration, last)
+            if probe_due(loop, self.state.counters.iteration, last=True):
+                ray.get(self.learner.probe.remote())
             if self.state.counters.iteration % loop.checkpoint_every != 0:
                 ray.get(self.learner.checkpoint.remote())
                 final = ray.get(self.learner.checkpoint_event.remote())
                 if self.evaluator is not None and final is not None:
                     self._evaluate(final)
         finally:
-            if bar is not None:
-                bar.close()
+            bar.close()
         minutes = (time.monotonic() - start) / 60.0
         checkpoint = ray.get(self.learner.checkpoint_event.remote())
         evaluations = [_describe(item) for value in ray.get(self.evaluations)
@@ -438,24 +445,13 @@ def _orphan_result(path: str):
                           stats=stats, fair_komi=float(extra.get("fair_komi", 0.0)))
 
 
-def _progress_bar(loop, initial: int):
-    if not loop.progress:
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=loop.iterations or None, initial=initial, unit="shard", dynamic_ncols=True)
-
-
-def _advance(bar, scalars: dict[str, float]) -> None:
-    if bar is None:
-        return
+def _advance(bar: ProgressReporter, iteration: int, scalars: dict[str, float]) -> None:
     postfix = {}
     if "selfplay/positions_per_s" in scalars:
         postfix["pos/s/actor"] = f"{scalars['selfplay/positions_per_s']:.0f}"
     if "loss/total" in scalars:
         postfix["loss"] = f"{scalars['loss/total']:.3f}"
-    bar.set_postfix(postfix, refresh=False)
-    bar.update(1)
+    bar.update(iteration, postfix)
 
 
 def train_distributed(config: TrainLoopConfig, ray_config: RayConfig,

@@ -1,0 +1,132 @@
+"""The PNG report of a training run, drawn from its `metrics.jsonl` (`pipeline.metrics`):
+
+    strength   the probe's win rate per track against each baseline, by iteration, and the
+               gates' win rates against the champion (markers; filled when accepted)
+    gate Elo   the Elo each gate's score implies, per track
+    losses     policy, value, score and ownership losses, by iteration
+
+The run redraws it every `loop.report_every` iterations and at its end; `catena-zero report
+RUN_DIR` draws it on demand. Written atomically (a viewer never sees half a PNG). matplotlib
+is imported here only, with the Agg backend (no display needed).
+"""
+
+from __future__ import annotations
+
+import io
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from catena_zero.data.atomic import atomic_write_bytes
+from catena_zero.pipeline.metrics import read_metrics
+
+REPORT_FILE = "report.png"
+LOSSES = ("loss/policy", "loss/value", "loss/score", "loss/ownership")
+
+
+class ReportError(ValueError):
+    """A report that cannot be drawn (a missing run directory, say)."""
+
+
+def series(records: list[dict[str, Any]], kind: str, prefix: str
+           ) -> dict[str, tuple[list[int], list[float]]]:
+    """name -> (iterations, values) of every value named `prefix...` in records of `kind`;
+    a later record of the same iteration replaces an earlier one."""
+    points: dict[str, dict[int, float]] = defaultdict(dict)
+    for record in records:
+        if record["kind"] != kind:
+            continue
+        for name, value in record["values"].items():
+            if name.startswith(prefix):
+                points[name][int(record["iteration"])] = float(value)
+    return {name: (sorted(by_iteration), [by_iteration[i] for i in sorted(by_iteration)])
+            for name, by_iteration in sorted(points.items())}
+
+
+def write_report(run_dir: str | Path, output: str | Path | None = None) -> Path:
+    """Draw the report of the run in `run_dir` into `output` (default run_dir/report.png);
+    returns its path. ReportError when run_dir is not a directory; MetricsError (a
+    ValueError) for a damaged metrics file."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise ReportError(f"run directory {str(run_dir)!r} does not exist")
+    records = read_metrics(run_dir)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(10, 11), layout="constrained")
+    strength, elo, losses = figure.subplots(3, 1, sharex=True)
+    _strength(strength, records)
+    _gate_elo(elo, records)
+    _losses(losses, records)
+    losses.set_xlabel("iteration")
+    figure.suptitle(f"{run_dir.resolve().name}: strength and losses")
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=90)
+    path = Path(output) if output is not None else run_dir / REPORT_FILE
+    atomic_write_bytes(path, buffer.getvalue())
+    return path
+
+
+def _empty(axes, text: str) -> None:
+    axes.text(0.5, 0.5, text, ha="center", va="center", transform=axes.transAxes,
+              color="grey")
+
+
+def _strength(axes, records) -> None:
+    probes = series(records, "probe", "probe/")
+    drawn = False
+    for name, (iterations, values) in probes.items():
+        if name.endswith("/win_rate"):  # probe/<track>/<baseline>/win_rate
+            _, track, baseline, _ = name.split("/")
+            axes.plot(iterations, values, marker=".", label=f"{track} vs {baseline}")
+            drawn = True
+    gates = series(records, "gate", "gate/")
+    for name, (iterations, values) in gates.items():
+        if name.endswith("/win_rate"):
+            track = name.split("/")[1]
+            accepted = dict(zip(*gates.get(f"gate/{track}/accepted", ([], [])), strict=True))
+            filled = ["black" if accepted.get(i) else "none" for i in iterations]
+            axes.scatter(iterations, values, marker="D", facecolors=filled, edgecolors="black",
+                         label=f"{track} gate vs champion (filled: accepted)")
+            drawn = True
+    axes.axhline(0.5, color="grey", linewidth=0.8, linestyle=":")
+    axes.set_ylim(-0.02, 1.02)
+    axes.set_ylabel("win rate (draws half)")
+    axes.set_title("strength: probe against baselines, gates against the champion")
+    if drawn:
+        axes.legend(fontsize="small", loc="best")
+    else:
+        _empty(axes, "no probe or gate results yet (probe.every, gating.every_iterations)")
+
+
+def _gate_elo(axes, records) -> None:
+    drawn = False
+    for name, (iterations, values) in series(records, "gate", "gate/").items():
+        if name.endswith("/elo"):
+            axes.plot(iterations, values, marker="D", label=name.split("/")[1])
+            drawn = True
+    axes.axhline(0.0, color="grey", linewidth=0.8, linestyle=":")
+    axes.set_ylabel("Elo over the champion")
+    axes.set_title("gate Elo (from each gate's score)")
+    if drawn:
+        axes.legend(fontsize="small", loc="best")
+    else:
+        _empty(axes, "no gate yet")
+
+
+def _losses(axes, records) -> None:
+    found = series(records, "iteration", "loss/")
+    drawn = False
+    for name in LOSSES:
+        if name in found:
+            axes.plot(*found[name], label=name.split("/")[1])
+            drawn = True
+    axes.set_ylabel("loss")
+    axes.set_title("training losses")
+    if drawn:
+        axes.legend(fontsize="small", loc="best")
+    else:
+        _empty(axes, "no training step yet")
