@@ -255,8 +255,19 @@ def run_atlas(config: AtlasConfig, models: Callable[[int], AtlasModel | None] | 
         save_atlas(path, document)
         log(f"[atlas] {name}: {summary_line(record)}")
     document["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    document["status"] = atlas_status(records)
     save_atlas(path, document)
     return document
+
+
+def atlas_status(records: dict) -> str:
+    """One line: how many tracks are measured, pending (exact values only) or lack a model."""
+    counts: dict[str, int] = {}
+    for record in records.values():
+        counts[record["status"]] = counts.get(record["status"], 0) + 1
+    exact = sum(1 for record in records.values() if record.get("exact_report") is not None)
+    parts = [f"{count} {status}" for status, count in sorted(counts.items())]
+    return f"{len(records)} tracks: {', '.join(parts)}; {exact} with exact values"
 
 
 def agreement(record: dict) -> bool:

@@ -106,15 +106,17 @@ def bracket_stage(rules: Rules, agent, config: AtlasConfig, table: SweepTable,
     """Walk outward from the crossing on both sides, giving each komi `bracket_games` games,
     until a komi whose Wilson interval clears one half is found on that side: the bracket
     (catena_zero.komi.intervals.bracket_interval) is then as tight as the agent's slope
-    allows. Offsets grow (BRACKET_OFFSETS, in units of 1/60 of a wide range)."""
+    allows. Offsets grow (BRACKET_OFFSETS, in units of 1/60 of a wide range), then the
+    range's end."""
     low, high = rules.komi_range
     unit = max(1, round((high - low) / 60))
     left, right = crossing_neighbours(table)
-    sides = {"black": [left - offset * unit for offset in BRACKET_OFFSETS],
-             "white": [right + offset * unit for offset in BRACKET_OFFSETS]}
+    # The range's ends come last: a noisy agent may clear one half only there.
+    sides = {"black": [left - offset * unit for offset in BRACKET_OFFSETS] + [low],
+             "white": [right + offset * unit for offset in BRACKET_OFFSETS] + [high]}
     sides = {name: [k for k in dict.fromkeys(values) if low <= k <= high]
              for name, values in sides.items()}
-    for step in range(len(BRACKET_OFFSETS)):
+    for step in range(len(BRACKET_OFFSETS) + 1):
         wanted: dict[int, int] = {}
         for name, values in sides.items():
             if step >= len(values) or _cleared(table, values[:step], name):

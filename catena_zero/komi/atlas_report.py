@@ -78,6 +78,8 @@ def markdown_table(document: dict) -> str:
         "of Wilson 95% intervals around the crossing); nokomi, Black's score after the "
         "fairest first stone; double, Black's score. Exact values: the solver (sides 2-3).",
         "",
+        f"Status: {document.get('status', '-')} (updated {document.get('updated', '-')}).",
+        "",
         "| side | variant | status | measure | estimate | interval | logistic | network "
         "| exact | in range | games | model | seconds |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",

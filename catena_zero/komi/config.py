@@ -71,10 +71,11 @@ ATLAS_SIDES = list(range(2, 11))
 class AtlasConfig:
     """`catena-zero komi atlas`: the balance of every side and variant from one model.
 
-    The defaults are the full setting: 81 tracks in about 1.7 CPU-hours on one core of the
-    2-core dev CPU (a game costs about 0.085 s x (cells / 37)^2 at 8 simulations, so sides 9
-    and 10 take two thirds of it); `atlas=quick` (configs/atlas/quick.yaml) is the cheap
-    one, about a quarter of that."""
+    The defaults are the full setting: 81 tracks in about 2.3 CPU-hours on one core of the
+    2-core dev CPU (a game costs about 0.13 s x (cells / 37)^2 at 8 simulations with a
+    4-block, 32-channel net, so sides 9 and 10 take two thirds of it; `threads=2` on an idle
+    machine should bring it under two hours); `atlas=quick` (configs/atlas/quick.yaml) is the
+    cheap one, about half of that."""
 
     sides: list[int] = field(default_factory=lambda: list(ATLAS_SIDES))  # board sides 2..10
     variants: list[str] = field(default_factory=lambda: list(ATLAS_VARIANTS))  # game_type/scoring
@@ -84,14 +85,14 @@ class AtlasConfig:
     solver_cache: str = "runs/komi/solve_cache.json"  # exact solutions reused from here
     simulations: int = 8  # search simulations per move in the self-play games
     coarse_points: int = 5  # komi game type: komi values of the first, coarse sweep
-    coarse_games: int = 6  # games at each coarse and refining komi value
+    coarse_games: int = 4  # games at each coarse and refining komi value
     refine_points: int = 3  # komi values added inside the crossing's bracket per round
-    bracket_games: int = 16  # games at each komi of the outward walk that sets the bracket
+    bracket_games: int = 12  # games at each komi of the outward walk that sets the bracket
     network_estimate: bool = True  # komi game type: also the network's own fair komi
     stone_simulations: int = 32  # nokomi: search simulations valuing each first stone
-    stone_games: int = 2  # nokomi: self-play games after each distinct first stone (0: none)
+    stone_games: int = 1  # nokomi: self-play games after each distinct first stone (0: none)
     even_margin: float = 0.1  # nokomi: a swap is close to even within 1/2 +- this
-    double_games: int = 24  # double: self-play games from the empty board
+    double_games: int = 16  # double: self-play games from the empty board
     resamples: int = 1000  # bootstrap resamples of the komi crossing
     seed: int = 0  # games and bootstrap are reproducible from this seed
     threads: int = 1  # torch threads of the model (the results do not depend on it)

@@ -13,7 +13,7 @@ from catena_zero.komi.atlas import (
     load_atlas,
     run_atlas,
 )
-from catena_zero.komi.atlas_report import markdown_table, write_report
+from catena_zero.komi.atlas_report import markdown_table, plot_first_stones, write_report
 from catena_zero.komi.config import ATLAS_VARIANTS, AtlasConfig
 from catena_zero.komi.solver_agent import SolverAgent, SolverEvaluator
 
@@ -60,6 +60,8 @@ def test_on_solved_side_2_the_intervals_hold_the_exact_values(tmp_path):
     assert {stone["exact_margin"] for stone in stones["stones"]} == {2.5}
     double = records["side2-double-standard"]
     assert double["exact"] == 0.0 and double["expected_margin"] == -3.0
+    heatmap = plot_first_stones(document, 2, tmp_path / "stones.png")
+    assert heatmap is not None and heatmap.stat().st_size > 0
 
 
 def test_a_measured_track_is_kept_and_a_new_model_measures_again(tmp_path):
@@ -82,6 +84,7 @@ def test_exact_only_atlas_and_no_model_tracks(tmp_path):
     record = document["records"]["side2-komi-standard"]
     assert record["status"] == "pending" and record["estimate"] is None
     assert record["exact"] == 2.5 and record["exact_report"]["positions"] > 0
+    assert document["status"] == "2 tracks: 2 pending; 2 with exact values"
     lines: list[str] = []
     document = run_atlas(atlas_config(tmp_path, sides=[2, 4], variants=["komi/standard"]),
                          lambda side: None, progress=False, log=lines.append)
