@@ -30,7 +30,7 @@ TABLE_FILE = "atlas.md"
 FAIR_KOMI_FIGURE = "atlas_fair_komi.png"
 
 
-def _number(value, digits: int = 3) -> str:
+def _number(value, digits: int = 4) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
