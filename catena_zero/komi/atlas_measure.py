@@ -227,7 +227,11 @@ def first_stones(rules: Rules, agent, evaluate_fn, search_config: SearchConfig,
     # fair stones are those leaving Black's score nearest one half (games, else the search).
     measured = played.black_score if played is not None else searched
     distance = np.abs(np.asarray(measured) - 0.5)
-    fair = np.flatnonzero(distance <= distance.min() + 1e-9)
+    ranking = distance.copy()
+    if played is not None and searched is not None:
+        # A few games a stone tie often; the search's value orders the tied stones.
+        ranking = ranking + 1e-3 * np.abs(searched - 0.5)
+    fair = np.flatnonzero(ranking <= ranking.min() + 1e-9)
     stones = []
     for cell in range(board.num_cells):
         stone = {"cell": names[cell], "col": int(board.coords[cell, 0]),
