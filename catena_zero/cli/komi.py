@@ -1,4 +1,5 @@
-"""catena-zero komi: the fair komi of a track, estimated by an agent three ways.
+"""catena-zero komi [atlas]: the fair komi of a track, estimated by an agent three ways;
+`atlas`: the balance of every side and variant from one model.
 
     catena-zero komi --side 3 agent=uct:200                 # before any model exists
     catena-zero komi --side 4 agent=champion                # the registry's champion
@@ -10,12 +11,25 @@ Writes under out_dir: sweep_<track>.csv/.png (Black's score per komi, Wilson 95%
 intervals, logistic fit), opening_<track>.csv/.png for nokomi, summary.csv; prints the
 summary table (exact solver value where cached, the agent's own bisection estimate, the
 empirical fair komi with its 95% profile-likelihood interval).
+
+    catena-zero komi atlas atlas.sides=[4] atlas.variants=[komi/standard]
+    catena-zero komi atlas model=runs/general/checkpoints/CHECKPOINT.pt
+    catena-zero komi atlas atlas=quick atlas.output=runs/komi/atlas.json
+    catena-zero komi atlas atlas.estimates=false              # exact values only (sides 2-3)
+
+The atlas (catena_zero.komi.atlas) measures every track of atlas.sides x atlas.variants
+with `model` (a model file or a checkpoint; default the bundled general model, else each
+side's bundled model) and writes atlas.json (resumable: a track measured with the same
+model and settings is kept), atlas.md and the figures beside it.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from catena_zero.cli.common import (
     ConfigError,
+    InputFileError,
     compose,
     file_errors,
     rules_from_config,
@@ -45,6 +59,18 @@ def build_agent(rules, config: KomiConfig, search_config):
         raise ConfigError(f"agent={config.agent!r}: {error}") from error
 
 
+MODES = ("atlas",)
+
+
+def prepare_overrides(overrides: list[str]) -> list[str]:
+    """The word `atlas` becomes `mode=atlas`. Idempotent."""
+    words = [item for item in overrides if "=" not in item and not item.startswith(("~", "+"))]
+    rest = [item for item in overrides if item not in words]
+    if len(words) > 1 or (words and words[0] not in MODES):
+        raise ConfigError(f"unknown komi mode {' '.join(words)!r}; the one mode word is atlas")
+    return (["mode=atlas"] if words else []) + rest
+
+
 def main(overrides: list[str]) -> int:
     config = compose("komi", overrides)
     rules = rules_from_config(config)
@@ -56,8 +82,80 @@ def main(overrides: list[str]) -> int:
     from catena_zero.komi.analysis import analyse_komi
     from catena_zero.komi.plots import format_summary
 
+    if komi_config.mode == "atlas":
+        return run_atlas_command(komi_config, search_config)
     agent = build_agent(rules, komi_config, search_config)
     row = analyse_komi(rules, agent, komi_config.agent, komi_config)
     print(format_summary([row]))
     print(f"files in {komi_config.out_dir}")
+    return 0
+
+
+def atlas_models(model_path: str, device: str):
+    """models(side) for the atlas: `model_path` for every side when given, else the bundled
+    general model, else the side's bundled model (None where there is none)."""
+    from catena_zero.play.bundled import bundled_general_path, bundled_model_path
+
+    if model_path:
+        model = load_atlas_model(model_path, device)
+        return lambda side: model
+    general = bundled_general_path()
+    if general.is_file():
+        model = load_atlas_model(str(general), device)
+        return lambda side: model
+    loaded: dict[int, object] = {}
+
+    def side_model(side: int):
+        path = bundled_model_path(side)
+        if not path.is_file():
+            return None
+        if side not in loaded:
+            loaded[side] = load_atlas_model(str(path), device)
+        return loaded[side]
+
+    return side_model
+
+
+def load_atlas_model(path: str, device: str):
+    """An AtlasModel of a model file (catena-zero export) or a training checkpoint;
+    InputFileError naming the file when it is neither."""
+    from catena_zero.arena.specs import load_checkpoint_model
+    from catena_zero.export import ModelFileError, load_model_file
+    from catena_zero.export.evaluator import ModelFileEvaluator
+    from catena_zero.komi.atlas import AtlasModel, file_sha256
+    from catena_zero.rules import Engine
+    from catena_zero.selfplay.evaluator import NetworkEvaluator
+
+    if not Path(path).is_file():
+        raise InputFileError(f"model={path}: no such file")
+    try:
+        model_file = load_model_file(path)
+    except ModelFileError as model_error:
+        try:
+            network = load_checkpoint_model(path, device)
+        except ValueError as checkpoint_error:
+            raise InputFileError(f"model={path}: neither a model file ({model_error}) nor a "
+                                 f"checkpoint ({checkpoint_error})") from None
+        return AtlasModel(Path(path).name, file_sha256(path),
+                          lambda rules: NetworkEvaluator(network, Engine(rules)))
+    return AtlasModel(Path(path).name, file_sha256(path),
+                      lambda rules: ModelFileEvaluator(model_file, Engine(rules)))
+
+
+def run_atlas_command(config: KomiConfig, search_config) -> int:
+    """`catena-zero komi atlas`: run the atlas, then write its table and figures."""
+    import torch
+
+    from catena_zero.komi.atlas import AtlasError, run_atlas
+    from catena_zero.komi.atlas_report import write_report
+
+    torch.set_num_threads(config.atlas.threads)
+    models = atlas_models(config.model, config.device) if config.atlas.estimates else None
+    try:
+        document = run_atlas(config.atlas, models, search_config)
+    except AtlasError as error:
+        raise InputFileError(str(error)) from None
+    written = write_report(document, Path(config.atlas.output).parent)
+    print(f"atlas: {len(document['records'])} tracks in {config.atlas.output}; "
+          f"{', '.join(str(path) for path in written)}")
     return 0

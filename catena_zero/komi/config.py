@@ -61,11 +61,74 @@ class NetworkEstimateConfig:
             raise ValueError(f"simulations must be >= 1, got {self.simulations}")
 
 
+GAME_TYPES = ("komi", "nokomi", "double")
+SCORINGS = ("standard", "longest", "quadratic")
+ATLAS_VARIANTS = [f"{game_type}/{scoring}" for game_type in GAME_TYPES for scoring in SCORINGS]
+ATLAS_SIDES = list(range(2, 11))
+
+
+@dataclass
+class AtlasConfig:
+    """`catena-zero komi atlas`: the balance of every side and variant from one model.
+
+    The defaults are the full setting: 81 tracks in about 2.3 CPU-hours on one core of the
+    2-core dev CPU (a game costs about 0.13 s x (cells / 37)^2 at 8 simulations with a
+    4-block, 32-channel net, so sides 9 and 10 take two thirds of it; `threads=2` on an idle
+    machine should bring it under two hours); `atlas=quick` (configs/atlas/quick.yaml) is the
+    cheap one, about half of that."""
+
+    sides: list[int] = field(default_factory=lambda: list(ATLAS_SIDES))  # board sides 2..10
+    variants: list[str] = field(default_factory=lambda: list(ATLAS_VARIANTS))  # game_type/scoring
+    output: str = "docs/komi/atlas.json"  # the atlas; atlas.md and the figures go beside it
+    estimates: bool = True  # false: only the exact values (sides in exact_sides)
+    exact_sides: list[int] = field(default_factory=lambda: [2, 3])  # solved exactly (<= 3)
+    solver_cache: str = "runs/komi/solve_cache.json"  # exact solutions reused from here
+    simulations: int = 8  # search simulations per move in the self-play games
+    coarse_points: int = 5  # komi game type: komi values of the first, coarse sweep
+    coarse_games: int = 4  # games at each coarse and refining komi value
+    refine_points: int = 3  # komi values added inside the crossing's bracket per round
+    bracket_games: int = 12  # games at each komi of the outward walk that sets the bracket
+    network_estimate: bool = True  # komi game type: also the network's own fair komi
+    stone_simulations: int = 32  # nokomi: search simulations valuing each first stone
+    stone_games: int = 1  # nokomi: self-play games after each distinct first stone (0: none)
+    even_margin: float = 0.1  # nokomi: a swap is close to even within 1/2 +- this
+    double_games: int = 16  # double: self-play games from the empty board
+    resamples: int = 1000  # bootstrap resamples of the komi crossing
+    seed: int = 0  # games and bootstrap are reproducible from this seed
+    threads: int = 1  # torch threads of the model (the results do not depend on it)
+
+    def __post_init__(self):
+        bad_sides = [side for side in self.sides if not 2 <= int(side) <= 10]
+        if not self.sides or bad_sides:
+            raise ValueError(f"atlas.sides must be board sides 2..10, got {list(self.sides)}")
+        bad = [variant for variant in self.variants if variant not in ATLAS_VARIANTS]
+        if not self.variants or bad:
+            raise ValueError(f"atlas.variants: unknown {bad or 'empty list'}; choose from "
+                             f"{', '.join(ATLAS_VARIANTS)}")
+        if any(not 2 <= int(side) <= 3 for side in self.exact_sides):
+            raise ValueError(f"atlas.exact_sides: the solver fits sides 2 and 3 only, got "
+                             f"{list(self.exact_sides)}")
+        for name in ("simulations", "coarse_games", "bracket_games", "stone_simulations",
+                     "double_games", "resamples", "refine_points"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"atlas.{name} must be >= 1, got {getattr(self, name)}")
+        if self.coarse_points < 2:
+            raise ValueError(f"atlas.coarse_points must be >= 2, got {self.coarse_points}")
+        if self.threads < 1:
+            raise ValueError(f"atlas.threads must be >= 1, got {self.threads}")
+        if self.stone_games < 0:
+            raise ValueError(f"atlas.stone_games must be >= 0, got {self.stone_games}")
+        if not 0.0 < self.even_margin < 0.5:
+            raise ValueError(f"atlas.even_margin must be in (0, 0.5), got {self.even_margin}")
+
+
 @dataclass
 class KomiConfig:
     """`catena-zero komi`: every estimate for one track's champion or an agent spec."""
 
+    mode: str = "track"  # track: one track's estimates; atlas: every side and variant
     agent: str = "champion"  # "champion", "solver" (exact, sides 2-3), an arena spec or a path
+    model: str = ""  # atlas: a model file or checkpoint; "" = the bundled general/side model
     registry_path: str = "runs/champions.json"  # champion registry used when agent=champion
     out_dir: str = "runs/komi"  # CSV and PNG files are written here
     device: str = "cpu"  # device of a network agent
@@ -73,3 +136,8 @@ class KomiConfig:
     sweep: SweepConfig = field(default_factory=SweepConfig)
     opening: OpeningConfig = field(default_factory=OpeningConfig)
     estimate: NetworkEstimateConfig = field(default_factory=NetworkEstimateConfig)
+    atlas: AtlasConfig = field(default_factory=AtlasConfig)
+
+    def __post_init__(self):
+        if self.mode not in ("track", "atlas"):
+            raise ValueError(f"mode must be track or atlas, got {self.mode!r}")

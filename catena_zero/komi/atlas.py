@@ -1,0 +1,300 @@
+"""The komi atlas: the balance of every board side 2..10 and every variant, from one model.
+
+One record per track (side x game type x scoring), each with the balance measure that fits
+its game type (catena_zero.komi.atlas_measure): the fair komi for the komi game type, the
+value of every first stone for nokomi, Black's score for double; beside it the solver's
+exact value where the side is solved (sides 2 and 3, catena_zero.komi.exact).
+
+The atlas is one JSON file (format version ATLAS_FORMAT_VERSION), rewritten atomically after
+every track, so a stopped run loses at most the track in progress. It is resumable: a
+track whose record was measured with the same model (its SHA-256) and the same settings
+(the record's `fingerprint`) is not measured again; exact values, which depend on no
+model, are kept once solved.
+
+Statuses: "measured" (estimate from the model), "pending" (exact values only so far, or
+estimates not asked for), "no model" (no model plays that side).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from catena_zero.arena.agents import SearchAgent
+from catena_zero.data.atomic import atomic_write_text
+from catena_zero.komi.atlas_measure import double_balance, first_stones, komi_balance
+from catena_zero.komi.config import ATLAS_VARIANTS, AtlasConfig, SolveConfig
+from catena_zero.komi.exact import solve_exact
+from catena_zero.mcts import SearchConfig
+from catena_zero.mcts.solver import enum_value
+from catena_zero.rules import Rules
+
+ATLAS_FORMAT_VERSION = 1
+EXACT_KEYS = ("margin", "fair_komi", "fair_komi_note", "black_wins_up_to_komi",
+              "margins_by_komi", "optimal_moves", "move_values", "positions", "nodes",
+              "seconds", "cpu_seconds", "peak_rss_mb")
+
+
+class AtlasError(ValueError):
+    """An atlas file that cannot be read or continued (one line naming the file)."""
+
+
+@dataclass(frozen=True)
+class AtlasModel:
+    """The model that measures a side: its name, its file's SHA-256, and how to build its
+    EvaluateFn for a set of rules (the CLI loads model files and checkpoints)."""
+
+    name: str
+    sha256: str
+    evaluator: Callable[[Rules], Any]
+
+
+def file_sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def track_name(side: int, variant: str) -> str:
+    return f"side{side}-{variant.replace('/', '-')}"
+
+
+def atlas_tracks(config: AtlasConfig) -> list[tuple[int, str]]:
+    """(side, "game_type/scoring") of every track asked for, by side then variant."""
+    return [(int(side), variant) for side in sorted(set(config.sides))
+            for variant in config.variants]
+
+
+def track_rules(side: int, variant: str) -> Rules:
+    game_type, scoring = variant.split("/")
+    return Rules(side=side, game_type=game_type, scoring=scoring)
+
+
+def measurement_settings(config: AtlasConfig, search_config: SearchConfig,
+                         game_type: str) -> dict:
+    """The settings a track's estimate depends on (those of its game type and the search)."""
+    used = {"komi": ("simulations", "coarse_points", "coarse_games", "refine_points",
+                     "bracket_games", "network_estimate", "resamples", "seed"),
+            "nokomi": ("simulations", "stone_simulations", "stone_games", "even_margin",
+                       "seed"),
+            "double": ("simulations", "double_games", "seed")}[game_type]
+    search = dataclasses.asdict(search_config)
+    return {"atlas": {key: getattr(config, key) for key in used}, "search": search}
+
+
+def fingerprint(track: str, model: AtlasModel, settings: dict) -> str:
+    text = json.dumps({"track": track, "model": model.sha256, "settings": settings,
+                       "format_version": ATLAS_FORMAT_VERSION}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def load_atlas(path: str | Path) -> dict:
+    """The atlas document ({"format_version", "records": {track: record}}); an empty one
+    for a missing file. AtlasError for another format or a damaged file."""
+    path = Path(path)
+    if not path.exists():
+        return {"format_version": ATLAS_FORMAT_VERSION, "records": {}}
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise AtlasError(f"atlas {path}: not readable JSON ({error})") from None
+    if not isinstance(document, dict) or document.get("format_version") != ATLAS_FORMAT_VERSION:
+        version = document.get("format_version") if isinstance(document, dict) else None
+        raise AtlasError(f"atlas {path}: format_version {version!r}, expected "
+                         f"{ATLAS_FORMAT_VERSION}")
+    if not isinstance(document.get("records"), dict):
+        raise AtlasError(f"atlas {path}: no records object")
+    return document
+
+
+def save_atlas(path: str | Path, document: dict) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    document = dict(document, format_version=ATLAS_FORMAT_VERSION)
+    document["records"] = dict(sorted(document["records"].items(),
+                                      key=lambda item: _order(item[1])))
+    atomic_write_text(path, json.dumps(document, indent=1, allow_nan=False) + "\n")
+
+
+def _order(record: dict) -> tuple:
+    variant = f"{record['game_type']}/{record['scoring']}"
+    return record["side"], ATLAS_VARIANTS.index(variant)
+
+
+def new_record(side: int, variant: str) -> dict:
+    game_type, scoring = variant.split("/")
+    return {"side": side, "game_type": game_type, "scoring": scoring,
+            "track": track_name(side, variant), "status": "pending", "method": None,
+            "estimate": None, "interval": [None, None], "exact": None, "exact_note": None,
+            "in_range": None, "exact_in_range": None, "games": 0, "model": None,
+            "settings": None, "seconds": None, "fingerprint": None}
+
+
+def exact_fields(rules: Rules, report: dict) -> dict:
+    """The exact counterpart of the track's estimate (same quantity, see the reference):
+    komi: the fair komi (None when Black wins at every komi, exact_in_range False); nokomi:
+    Black's score after the exact fairest first stone; double: Black's score (1 win,
+    0.5 draw, 0 loss) under perfect play."""
+    game_type = enum_value(rules.game_type)
+    margin = float(report["margin"])
+    kept = {key: report[key] for key in EXACT_KEYS if key in report}
+    fields: dict[str, Any] = {"exact_report": kept, "exact_margin": margin}
+    low, high = rules.komi_range
+    if game_type == "komi":
+        fair = report.get("fair_komi")
+        fields["exact"] = fair
+        fields["exact_note"] = report.get("fair_komi_note")
+        fields["exact_in_range"] = fair is not None and low <= fair <= high
+        if fair is None:
+            margins = report.get("margins_by_komi") or {}
+            at_end = margins.get(str(high), margin - high)
+            fields["exact_note"] = (f"{report.get('fair_komi_note')}: at komi {high} Black "
+                                    f"still wins by {at_end:g}; the second player takes Black")
+    elif game_type == "nokomi":
+        values = report.get("move_values") or {}
+        closest = min(abs(v) for v in values.values()) if values else abs(margin)
+        fair = sorted(name for name, value in values.items() if abs(value) == closest)
+        sign = [values[name] for name in fair][:1] or [margin]
+        fields["exact"] = _score_of_margin(sign[0])
+        fields["exact_fair_stones"] = fair
+        fields["exact_note"] = (f"fairest first stones {' '.join(fair)} leave Black "
+                                f"{sign[0]:+g}: the second player takes "
+                                f"{'Black' if sign[0] > 0 else 'White'}")
+    else:
+        fields["exact"] = _score_of_margin(margin)
+        fields["exact_note"] = f"perfect play: Black {margin:+g}"
+    return fields
+
+
+def _score_of_margin(margin: float) -> float:
+    return 1.0 if margin > 0 else 0.0 if margin < 0 else 0.5
+
+
+def contains(interval: list, value: float | None) -> bool:
+    """Whether [low, high] (None = open end) contains value."""
+    if value is None:
+        return False
+    low, high = interval
+    return (low is None or low <= value) and (high is None or value <= high)
+
+
+def measure_track(rules: Rules, model: AtlasModel, search_config: SearchConfig,
+                  config: AtlasConfig, exact_report: dict | None) -> dict:
+    """The estimate fields of one track (the measure of its game type)."""
+    evaluate_fn = model.evaluator(rules)
+    # Root noise makes the self-play games differ; the search keeps its other settings.
+    play = dataclasses.replace(search_config, num_simulations=config.simulations,
+                               gumbel_scale=1.0)
+    agent = SearchAgent(evaluate_fn, play, name=model.name)
+    game_type = enum_value(rules.game_type)
+    if game_type == "komi":
+        return komi_balance(rules, agent, evaluate_fn, config)
+    if game_type == "nokomi":
+        values = (exact_report or {}).get("move_values")
+        return first_stones(rules, agent, evaluate_fn, search_config, config, values)
+    return double_balance(rules, agent, config)
+
+
+def run_atlas(config: AtlasConfig, models: Callable[[int], AtlasModel | None] | None,
+              search_config: SearchConfig | None = None, log: Callable[[str], None] = print,
+              progress: bool = True) -> dict:
+    """Measure every track of `config` (module doc); returns the atlas document.
+
+    models(side): the model of that side, or None when none plays it; models None (or
+    config.estimates false): exact values only."""
+    search_config = search_config or SearchConfig()
+    path = Path(config.output)
+    document = load_atlas(path)
+    records = document["records"]
+    tracks = atlas_tracks(config)
+    bar = _progress(tracks, progress)
+    for side, variant in bar:
+        name = track_name(side, variant)
+        if hasattr(bar, "set_postfix_str"):
+            bar.set_postfix_str(name)
+        rules = track_rules(side, variant)
+        record = {**new_record(side, variant), **records.get(name, {})}
+        if side in config.exact_sides and record.get("exact_report") is None:
+            report = solve_exact(rules, SolveConfig(cache_path=config.solver_cache))
+            record.update(exact_fields(rules, report))
+            records[name] = record
+            save_atlas(path, document)
+        if not config.estimates or models is None:
+            records[name] = record
+            continue
+        model = models(side)
+        if model is None:
+            record.update(status="no model", model=None)
+            records[name] = record
+            save_atlas(path, document)
+            log(f"[atlas] {name}: no model plays side {side}")
+            continue
+        settings = measurement_settings(config, search_config, record["game_type"])
+        stamp = fingerprint(name, model, settings)
+        if record.get("status") == "measured" and record.get("fingerprint") == stamp:
+            log(f"[atlas] {name}: already measured with {model.name}; kept")
+            continue
+        started = time.perf_counter()
+        measured = measure_track(rules, model, search_config, config,
+                                 record.get("exact_report"))
+        record.update(measured)
+        record.update(status="measured", model={"name": model.name, "sha256": model.sha256},
+                      settings=settings, fingerprint=stamp,
+                      seconds=round(time.perf_counter() - started, 2))
+        if record.get("exact") is not None or record.get("exact_in_range") is False:
+            record["exact_agrees"] = agreement(record)
+        records[name] = record
+        save_atlas(path, document)
+        log(f"[atlas] {name}: {summary_line(record)}")
+    document["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    document["status"] = atlas_status(records)
+    save_atlas(path, document)
+    return document
+
+
+def atlas_status(records: dict) -> str:
+    """One line: how many tracks are measured, pending (exact values only) or lack a model."""
+    counts: dict[str, int] = {}
+    for record in records.values():
+        counts[record["status"]] = counts.get(record["status"], 0) + 1
+    exact = sum(1 for record in records.values() if record.get("exact_report") is not None)
+    parts = [f"{count} {status}" for status, count in sorted(counts.items())]
+    return f"{len(records)} tracks: {', '.join(parts)}; {exact} with exact values"
+
+
+def agreement(record: dict) -> bool:
+    """Whether the estimate's interval holds the exact value (for a fair komi beyond the
+    range: whether the estimate puts it beyond the same end)."""
+    if record["game_type"] == "komi" and record.get("exact") is None:
+        return record.get("in_range") is False and record.get("estimate_side") == "above"
+    return contains(record.get("interval", [None, None]), record.get("exact"))
+
+
+def summary_line(record: dict) -> str:
+    low, high = record.get("interval") or (None, None)
+    estimate = record.get("estimate")
+    text = "-" if estimate is None else f"{estimate:g}"
+    if record.get("estimate_side"):
+        text = f"{record['estimate_side']} the range"
+    bounds = f"[{'-inf' if low is None else f'{low:g}'}, {'+inf' if high is None else f'{high:g}'}]"
+    exact = record.get("exact")
+    return (f"{text} {bounds}, exact {'-' if exact is None else f'{exact:g}'}, "
+            f"{record.get('games')} games, {record.get('seconds')} s")
+
+
+def _progress(tracks: list, enabled: bool):
+    if not enabled:
+        return tracks
+    try:
+        from tqdm import tqdm
+    except ImportError:  # progress is a convenience; the log lines say the same
+        return tracks
+    return tqdm(tracks, unit="track", dynamic_ncols=True)

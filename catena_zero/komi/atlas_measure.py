@@ -1,0 +1,285 @@
+"""The measurements of the komi atlas, one per game type, each a JSON-ready dict.
+
+- komi: an adaptive self-play sweep over komi (coarse grid, then rounds inside the bracket
+  where Black's score crosses one half, then more games next to the crossing); the fair
+  komi with its bracket and bootstrap intervals (catena_zero.komi.intervals), the logistic
+  fit beside them, and the network's own estimate (catena_zero.komi.fair).
+- nokomi: every first stone valued by a search (one per symmetry orbit, in one batch) and,
+  optionally, by self-play games after it; the fair stones and how many are near even.
+- double: Black's score and mean margin over self-play games, with intervals.
+
+All games of a stage advance in one batch (catena_zero.komi.sweep.play_out).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from catena_zero.arena.stats import wilson_interval
+from catena_zero.komi.config import AtlasConfig
+from catena_zero.komi.fair import estimate_fair_komi
+from catena_zero.komi.intervals import (
+    estimate_crossing,
+    mean_interval,
+    monotone_scores,
+    score_interval,
+)
+from catena_zero.komi.opening import opening_sweep, symmetry_orbits
+from catena_zero.komi.sweep import (
+    SweepTable,
+    black_points,
+    fit_table,
+    play_out,
+    sweep_komi,
+)
+from catena_zero.mcts import SearchConfig, search
+from catena_zero.rules import BLACK, Engine, Rules
+
+
+def finite_or_none(value: float) -> float | None:
+    """JSON has no infinity: an open end of an interval is written null."""
+    return float(value) if value is not None and math.isfinite(value) else None
+
+
+def combine_tables(first: SweepTable, second: SweepTable) -> SweepTable:
+    """One table of two sweeps; games at the same komi are pooled."""
+    komi = np.union1d(first.komi, second.komi)
+    games = np.zeros(komi.size)
+    wins, draws, margin_sum = np.zeros(komi.size), np.zeros(komi.size), np.zeros(komi.size)
+    for table in (first, second):
+        index = np.searchsorted(komi, table.komi)
+        games[index] += table.games
+        wins[index] += table.black_wins
+        draws[index] += table.draws
+        margin_sum[index] += table.mean_margin * table.games
+    points = wins + draws / 2
+    low, high = wilson_interval(points, games)
+    return SweepTable(komi.astype(np.int64), games.astype(np.int64), wins.astype(np.int64),
+                      draws.astype(np.int64), points / games, low, high, margin_sum / games)
+
+
+def coarse_grid(low: int, high: int, points: int) -> list[int]:
+    """`points` komi values spread evenly over low..high (every value when fewer)."""
+    return sorted({int(round(x)) for x in np.linspace(low, high, min(points, high - low + 1))})
+
+
+def crossing_neighbours(table: SweepTable) -> tuple[int, int]:
+    """(left, right): the swept komi values around the monotone crossing: the largest whose
+    pooled score is above one half and the next one (the ends when there is none)."""
+    score = monotone_scores(table.black_score * table.games, table.games)
+    above = np.flatnonzero(score > 0.5)
+    if not above.size:
+        return int(table.komi[0]), int(table.komi[0])
+    last = int(above.max())
+    if last == table.komi.size - 1:
+        return int(table.komi[-1]), int(table.komi[-1])
+    return int(table.komi[last]), int(table.komi[last + 1])
+
+
+def adaptive_sweep(rules: Rules, agent, config: AtlasConfig) -> tuple[SweepTable, list[dict]]:
+    """The sweep of the module doc and its stages ([{"komi": [...], "games": n}, ...])."""
+    low, high = rules.komi_range
+    values = coarse_grid(low, high, config.coarse_points)
+    table = sweep_komi(rules, agent, values, config.coarse_games, config.seed)
+    stages = [{"stage": "coarse", "komi": values, "games_per_komi": config.coarse_games}]
+    for round_index in range(1, 64):
+        left, right = crossing_neighbours(table)
+        inside = np.linspace(left, right, config.refine_points + 2)[1:-1].round().astype(int)
+        extra = sorted(set(inside.tolist()) - set(table.komi.tolist()))
+        if right - left <= 1 or not extra:
+            break
+        table = combine_tables(table, sweep_komi(rules, agent, extra, config.coarse_games,
+                                                 config.seed + round_index))
+        stages.append({"stage": f"refine {round_index}", "komi": extra,
+                       "games_per_komi": config.coarse_games})
+    return bracket_stage(rules, agent, config, table, stages)
+
+
+BRACKET_OFFSETS = (0, 1, 2, 4, 8)  # steps outward from the crossing, in komi units
+
+
+def bracket_stage(rules: Rules, agent, config: AtlasConfig, table: SweepTable,
+                  stages: list[dict]) -> tuple[SweepTable, list[dict]]:
+    """Walk outward from the crossing on both sides, giving each komi `bracket_games` games,
+    until a komi whose Wilson interval clears one half is found on that side: the bracket
+    (catena_zero.komi.intervals.bracket_interval) is then as tight as the agent's slope
+    allows. Offsets grow (BRACKET_OFFSETS, in units of 1/60 of a wide range), then the
+    range's end."""
+    low, high = rules.komi_range
+    unit = max(1, round((high - low) / 60))
+    left, right = crossing_neighbours(table)
+    # The range's ends come last: a noisy agent may clear one half only there.
+    sides = {"black": [left - offset * unit for offset in BRACKET_OFFSETS] + [low],
+             "white": [right + offset * unit for offset in BRACKET_OFFSETS] + [high]}
+    sides = {name: [k for k in dict.fromkeys(values) if low <= k <= high]
+             for name, values in sides.items()}
+    for step in range(len(BRACKET_OFFSETS) + 1):
+        wanted: dict[int, int] = {}
+        for name, values in sides.items():
+            if step >= len(values) or _cleared(table, values[:step], name):
+                continue
+            komi = values[step]
+            swept = np.flatnonzero(table.komi == komi)
+            have = int(table.games[swept[0]]) if swept.size else 0
+            if have < config.bracket_games:
+                wanted[komi] = config.bracket_games - have
+        for games in sorted(set(wanted.values())):
+            komis = sorted(k for k, g in wanted.items() if g == games)
+            table = combine_tables(table, sweep_komi(rules, agent, komis, games,
+                                                     config.seed + 97 + step))
+            stages.append({"stage": f"bracket {step}", "komi": komis, "games_per_komi": games})
+    return table, stages
+
+
+def _cleared(table: SweepTable, komis: list[int], side: str) -> bool:
+    """Whether one of `komis` has a Wilson interval wholly above (side black) or below
+    (side white) one half."""
+    for komi in komis:
+        index = np.flatnonzero(table.komi == komi)
+        if not index.size:
+            continue
+        if side == "black" and table.wilson_low[index[0]] > 0.5:
+            return True
+        if side == "white" and table.wilson_high[index[0]] < 0.5:
+            return True
+    return False
+
+
+def range_note(rules: Rules, table: SweepTable, estimate: float) -> tuple[bool, str | None]:
+    """(in_range, the note when not): where the fair komi lies outside the rules' range,
+    which colour the second player takes at the range's end and Black's margin there."""
+    low, high = rules.komi_range
+    if math.isfinite(estimate) and low <= estimate <= high:
+        return True, None
+    at_end = 0 if estimate < low else -1
+    end = int(table.komi[at_end])
+    colour = "White" if estimate < low else "Black"
+    return False, (f"fair komi {'below' if estimate < low else 'above'} the range {low}..{high}:"
+                   f" at komi {end} Black scores {table.black_score[at_end]:.2f} with mean "
+                   f"margin {table.mean_margin[at_end]:+.1f}; the second player takes "
+                   f"{colour}, so the first player, who picks komi {end}, gets the other "
+                   f"colour and is short by about {abs(table.mean_margin[at_end]):.1f} points")
+
+
+def komi_balance(rules: Rules, agent, evaluate_fn, config: AtlasConfig) -> dict:
+    """Fair komi of the komi game type from the agent's self-play (module doc)."""
+    table, stages = adaptive_sweep(rules, agent, config)
+    points = table.black_score * table.games
+    crossing = estimate_crossing(table.komi, points, table.games, config.resamples, config.seed)
+    fit = fit_table(table)
+    in_range, note = range_note(rules, table, crossing.estimate)
+    network = None
+    if config.network_estimate and evaluate_fn is not None:
+        network = float(estimate_fair_komi(Engine(rules), evaluate_fn))
+    return {
+        "method": "self-play sweep; bracket of Wilson 95% intervals around the crossing",
+        "estimate": finite_or_none(crossing.estimate),
+        "estimate_side": ("above" if crossing.estimate == math.inf else
+                          "below" if crossing.estimate == -math.inf else None),
+        "interval": [finite_or_none(crossing.low), finite_or_none(crossing.high)],
+        "bootstrap_interval": [finite_or_none(crossing.bootstrap_low),
+                               finite_or_none(crossing.bootstrap_high)],
+        "logistic": {"fair_komi": finite_or_none(fit.fair_komi), "low": finite_or_none(fit.low),
+                     "high": finite_or_none(fit.high), "slope": float(fit.slope)},
+        "network_estimate": network,
+        "in_range": in_range,
+        "range_note": note,
+        "games": int(table.games.sum()),
+        "sweep": {"komi": table.komi.tolist(), "games": table.games.tolist(),
+                  "black_score": np.round(table.black_score, 4).tolist(),
+                  "mean_margin": np.round(table.mean_margin, 3).tolist()},
+        "stages": stages,
+    }
+
+
+def stone_values(rules: Rules, evaluate_fn, search_config: SearchConfig, simulations: int,
+                 seed: int) -> np.ndarray:
+    """Black's win probability after each first stone by a deterministic search of the
+    position it leaves (one search per symmetry orbit, in one batch).  -> [C] in [0, 1]"""
+    board = rules.board
+    orbit = symmetry_orbits(board)
+    representatives = np.array([np.flatnonzero(orbit == o)[0] for o in range(orbit.max() + 1)])
+    engine = Engine(rules)
+    states = engine.new_games(representatives.size, komi=0)
+    engine.step(states, representatives)
+    config = dataclasses.replace(search_config, num_simulations=simulations, gumbel_scale=0.0,
+                                 dirichlet_fraction=0.0)
+    output = search(engine, states, evaluate_fn, config, np.random.default_rng([seed, 43]))
+    mover = np.asarray(states.to_move)
+    value = np.asarray(output.root_value, dtype=np.float64)
+    black_value = np.where(mover == BLACK, value, -value)  # root_value is the mover's view
+    return ((black_value + 1.0) / 2.0)[orbit]
+
+
+def first_stones(rules: Rules, agent, evaluate_fn, search_config: SearchConfig,
+                 config: AtlasConfig, exact_values: dict | None = None) -> dict:
+    """nokomi: the value of every first stone, the fair stones, the near-even count."""
+    board = rules.board
+    names = [board.cell_name(cell) for cell in range(board.num_cells)]
+    searched = (stone_values(rules, evaluate_fn, search_config, config.stone_simulations,
+                             config.seed) if evaluate_fn is not None else None)
+    played = (opening_sweep(rules, agent, config.stone_games, config.seed)
+              if config.stone_games > 0 else None)
+    # The swap: the second player takes the colour the stone favours, so the first player's
+    # fair stones are those leaving Black's score nearest one half (games, else the search).
+    measured = played.black_score if played is not None else searched
+    distance = np.abs(np.asarray(measured) - 0.5)
+    ranking = distance.copy()
+    if played is not None and searched is not None:
+        # A few games a stone tie often; the search's value orders the tied stones.
+        ranking = ranking + 1e-3 * np.abs(searched - 0.5)
+    fair = np.flatnonzero(ranking <= ranking.min() + 1e-9)
+    stones = []
+    for cell in range(board.num_cells):
+        stone = {"cell": names[cell], "col": int(board.coords[cell, 0]),
+                 "row": int(board.coords[cell, 1])}
+        if searched is not None:
+            stone["search_value"] = round(float(searched[cell]), 4)
+        if played is not None:
+            stone.update(black_score=round(float(played.black_score[cell]), 4),
+                         low=round(float(played.wilson_low[cell]), 4),
+                         high=round(float(played.wilson_high[cell]), 4),
+                         games=int(played.games[cell]))
+        if exact_values and names[cell] in exact_values:
+            stone["exact_margin"] = exact_values[names[cell]]
+        stones.append(stone)
+    best = int(fair[0])
+    interval = ([float(played.wilson_low[best]), float(played.wilson_high[best])]
+                if played is not None else [None, None])
+    games = int(np.unique(played.orbit).size * config.stone_games) if played is not None else 0
+    return {
+        "method": ("first stones: Black's score after each stone (self-play games, Wilson 95%)"
+                   if played is not None else "first stones: search value of each stone"),
+        "estimate": round(float(measured[best]), 4),
+        "interval": interval,
+        "fair_stones": [names[cell] for cell in fair],
+        "near_even_stones": int((distance <= config.even_margin).sum()),
+        "even_margin": config.even_margin,
+        "stones": stones,
+        "in_range": None,
+        "games": games,
+    }
+
+
+def double_balance(rules: Rules, agent, config: AtlasConfig) -> dict:
+    """double: Black's score and mean margin over self-play games from the empty board."""
+    engine = Engine(rules)
+    states = engine.new_games(config.double_games, komi=0)
+    play_out(engine, agent, states, np.random.default_rng([config.seed, 47]))
+    points, margins = black_points(engine, states)
+    score, low, high = score_interval(points.sum(), points.size)
+    mean, margin_low, margin_high = mean_interval(margins)
+    return {
+        "method": "self-play games; Black's score with its Wilson 95% interval",
+        "estimate": round(score, 4),
+        "interval": [low, high],
+        "black_wins": int((points == 1.0).sum()),
+        "draws": int((points == 0.5).sum()),
+        "expected_margin": round(mean, 3),
+        "margin_interval": [finite_or_none(margin_low), finite_or_none(margin_high)],
+        "in_range": None,
+        "games": int(points.size),
+    }

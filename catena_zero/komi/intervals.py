@@ -1,0 +1,162 @@
+"""Intervals of the komi atlas: where Black's win rate crosses one half, and means.
+
+A logistic fit's interval (catena_zero.komi.sweep.fit_logistic) is only as good as the
+logistic shape: a search that converts narrow wins badly far from the crossing bends the
+curve and the fitted interval can miss the swept data. The atlas reports intervals that
+need no curve:
+
+- `bracket_interval`: the nearest swept komi values on either side of the crossing whose
+  Wilson 95% intervals lie wholly above (Black wins) and wholly below (White wins) one
+  half. Black's score falls as komi grows, so the crossing lies between them.
+- `bootstrap_crossing`: the crossing of the monotone (isotonic) fit, recomputed on
+  binomial resamples of every komi's games; its 2.5% and 97.5% percentiles.
+
+Every function takes the swept komi values in increasing order with Black's points and
+games at each ([K] arrays). An open end is -inf or +inf: the crossing lies beyond the
+komi swept.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from catena_zero.arena.stats import wilson_interval
+
+Z_95 = 1.959963984540054
+HALF = 0.5
+
+
+class IntervalError(ValueError):
+    """Sweep arrays that cannot be read as a sweep (one line naming what is wrong)."""
+
+
+def _checked(komi, points, games) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    komi, points, games = (np.asarray(a, dtype=np.float64) for a in (komi, points, games))
+    if komi.ndim != 1 or komi.size == 0 or not komi.shape == points.shape == games.shape:
+        raise IntervalError(f"komi, points and games must be equal-length 1-d arrays, got "
+                            f"shapes {komi.shape}, {points.shape}, {games.shape}")
+    if np.any(np.diff(komi) <= 0):
+        raise IntervalError(f"komi values must increase strictly, got {komi.tolist()}")
+    if np.any(games <= 0) or np.any(points < 0) or np.any(points > games):
+        raise IntervalError("need games > 0 and 0 <= points <= games at every komi")
+    return komi, points, games
+
+
+def monotone_scores(points, games) -> np.ndarray:
+    """Black's score per komi, made non-increasing by pooling adjacent violators (the
+    weighted isotonic regression, weights = games).  [K] -> [K]"""
+    points = np.asarray(points, dtype=np.float64)
+    games = np.asarray(games, dtype=np.float64)
+    # Blocks of pooled komi values: (sum of points, sum of games, count).
+    blocks: list[list[float]] = []
+    for p, g in zip(points, games, strict=True):
+        blocks.append([p, g, 1])
+        while len(blocks) > 1 and blocks[-2][0] / blocks[-2][1] < blocks[-1][0] / blocks[-1][1]:
+            p2, g2, n2 = blocks.pop()
+            blocks[-1][0] += p2
+            blocks[-1][1] += g2
+            blocks[-1][2] += n2
+    return np.concatenate([np.full(int(n), p / g) for p, g, n in blocks])
+
+
+def crossing_point(komi, score) -> float:
+    """Where a non-increasing score falls through one half, interpolated linearly between
+    the last komi above 1/2 and the next one; a flat stretch at exactly 1/2 gives its
+    middle. -inf when the score is below 1/2 everywhere, +inf when above."""
+    komi = np.asarray(komi, dtype=np.float64)
+    score = np.asarray(score, dtype=np.float64)
+    at_half = np.flatnonzero(np.isclose(score, HALF))
+    if at_half.size:
+        return float(0.5 * (komi[at_half[0]] + komi[at_half[-1]]))
+    above = np.flatnonzero(score > HALF)
+    if not above.size:
+        return -math.inf
+    last = int(above.max())
+    if last == komi.size - 1:
+        return math.inf
+    fraction = (score[last] - HALF) / (score[last] - score[last + 1])
+    return float(komi[last] + fraction * (komi[last + 1] - komi[last]))
+
+
+def bracket_interval(komi, points, games, z: float = Z_95) -> tuple[float, float]:
+    """(low, high): low is the largest swept komi whose Wilson interval lies above 1/2 with
+    no komi at or below it whose interval lies below 1/2; high the smallest whose interval
+    lies below 1/2 with no komi at or above it whose interval lies above. Noise that puts a
+    significant White win left of a significant Black win widens the bracket instead of
+    reversing it. -inf / +inf where no such komi was swept."""
+    komi, points, games = _checked(komi, points, games)
+    wilson_low, wilson_high = wilson_interval(points, games, z)
+    black = wilson_low > HALF  # Black wins significantly at this komi
+    white = wilson_high < HALF
+    white_at_or_below = np.cumsum(white) > 0
+    black_at_or_above = np.cumsum(black[::-1])[::-1] > 0
+    lows = komi[black & ~white_at_or_below]
+    highs = komi[white & ~black_at_or_above]
+    low = float(lows.max()) if lows.size else -math.inf
+    high = float(highs.min()) if highs.size else math.inf
+    return low, high
+
+
+def bootstrap_crossing(komi, points, games, resamples: int = 1000, seed: int = 0,
+                       level: float = 0.95) -> tuple[float, float]:
+    """Percentile interval of the monotone fit's crossing over binomial resamples of each
+    komi's games (a parametric bootstrap over games). Percentiles are taken without
+    interpolation so open ends stay infinite."""
+    komi, points, games = _checked(komi, points, games)
+    if resamples < 1:
+        raise IntervalError(f"resamples must be >= 1, got {resamples}")
+    rng = np.random.default_rng([seed, 41])
+    counts = games.astype(np.int64)
+    drawn = rng.binomial(counts[None, :], (points / games)[None, :],
+                         size=(resamples, komi.size))  # [R, K]
+    crossings = np.array([crossing_point(komi, monotone_scores(row, games)) for row in drawn])
+    tail = (1.0 - level) / 2.0
+    low = float(np.quantile(crossings, tail, method="lower"))
+    high = float(np.quantile(crossings, 1.0 - tail, method="higher"))
+    return low, high
+
+
+@dataclass(frozen=True)
+class CrossingEstimate:
+    """The crossing of one sweep: the point, the bracket and the bootstrap interval."""
+
+    estimate: float  # the monotone fit's crossing, clipped into the bracket
+    low: float  # bracket_interval
+    high: float
+    bootstrap_low: float
+    bootstrap_high: float
+
+
+def estimate_crossing(komi, points, games, resamples: int = 1000, seed: int = 0
+                      ) -> CrossingEstimate:
+    """The crossing of Black's score through one half with both intervals (module doc)."""
+    komi, points, games = _checked(komi, points, games)
+    low, high = bracket_interval(komi, points, games)
+    point = crossing_point(komi, monotone_scores(points, games))
+    if math.isfinite(point):
+        point = float(min(max(point, low), high))
+    boot_low, boot_high = bootstrap_crossing(komi, points, games, resamples, seed)
+    return CrossingEstimate(point, low, high, boot_low, boot_high)
+
+
+def mean_interval(values, z: float = Z_95) -> tuple[float, float, float]:
+    """(mean, low, high): the normal-approximation 95% interval of a mean.  values: [N]"""
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim != 1 or values.size == 0:
+        raise IntervalError(f"need a non-empty 1-d array of values, got shape {values.shape}")
+    mean = float(values.mean())
+    if values.size == 1:
+        return mean, -math.inf, math.inf
+    half_width = z * float(values.std(ddof=1)) / math.sqrt(values.size)
+    return mean, mean - half_width, mean + half_width
+
+
+def score_interval(points, games, z: float = Z_95) -> tuple[float, float, float]:
+    """(score, low, high): a score (wins + draws / 2 per game) and its Wilson interval."""
+    if games <= 0:
+        raise IntervalError(f"games must be >= 1, got {games}")
+    low, high = wilson_interval(np.array([points]), np.array([games]), z)
+    return float(points / games), float(low[0]), float(high[0])

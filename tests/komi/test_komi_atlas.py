@@ -1,0 +1,134 @@
+"""The komi atlas: exact and estimated balance side by side, resumable atomic JSON."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from catena_zero.komi.atlas import (
+    ATLAS_FORMAT_VERSION,
+    AtlasError,
+    AtlasModel,
+    load_atlas,
+    run_atlas,
+)
+from catena_zero.komi.atlas_report import markdown_table, plot_first_stones, write_report
+from catena_zero.komi.config import ATLAS_VARIANTS, AtlasConfig
+from catena_zero.komi.solver_agent import SolverAgent, SolverEvaluator
+
+# A cheap setting: few simulations and games (side 2 games last about eight moves).
+CHEAP = dict(simulations=8, coarse_games=4, bracket_games=8, stone_simulations=8,
+             stone_games=2, double_games=8, resamples=100)
+
+
+def exact_model() -> AtlasModel:
+    """A perfect stand-in for a network: the solver's value as the evaluation."""
+    agent = SolverAgent()
+    return AtlasModel("solver", "0" * 64, lambda rules: SolverEvaluator(rules, agent))
+
+
+def atlas_config(tmp_path, **changes) -> AtlasConfig:
+    values = dict(sides=[2], variants=list(ATLAS_VARIANTS), output=str(tmp_path / "atlas.json"),
+                  solver_cache=str(tmp_path / "cache.json")) | CHEAP
+    return AtlasConfig(**(values | changes))
+
+
+FAST_VARIANTS = ["komi/standard", "komi/longest", "nokomi/standard", "double/standard"]
+
+
+def test_on_solved_side_2_the_intervals_hold_the_exact_values(tmp_path):
+    model = exact_model()
+    document = run_atlas(atlas_config(tmp_path, variants=FAST_VARIANTS), lambda side: model,
+                         progress=False, log=lambda line: None)
+    records = document["records"]
+    assert len(records) == 4
+    for record in records.values():
+        assert record["status"] == "measured"
+        assert record["exact_agrees"], record["track"]
+        assert record["model"]["name"] == "solver" and record["games"] > 0
+    standard = records["side2-komi-standard"]
+    assert standard["exact"] == 2.5
+    assert standard["interval"][0] <= 2.5 <= standard["interval"][1]
+    assert standard["in_range"] is True and standard["logistic"]["fair_komi"] is not None
+    longest = records["side2-komi-longest"]  # Black wins at every komi 0..15
+    assert longest["exact"] is None and longest["exact_in_range"] is False
+    assert longest["in_range"] is False and longest["interval"][1] is None
+    assert "second player takes Black" in longest["range_note"]
+    stones = records["side2-nokomi-standard"]
+    assert len(stones["stones"]) == 7 and stones["estimate"] == 1.0
+    assert {stone["exact_margin"] for stone in stones["stones"]} == {2.5}
+    double = records["side2-double-standard"]
+    assert double["exact"] == 0.0 and double["expected_margin"] == -3.0
+    heatmap = plot_first_stones(document, 2, tmp_path / "stones.png")
+    assert heatmap is not None and heatmap.stat().st_size > 0
+
+
+def test_a_measured_track_is_kept_and_a_new_model_measures_again(tmp_path):
+    config = atlas_config(tmp_path, variants=["double/standard"])
+    model = exact_model()
+    lines: list[str] = []
+    run_atlas(config, lambda side: model, progress=False, log=lines.append)
+    first = load_atlas(config.output)["records"]["side2-double-standard"]
+    run_atlas(config, lambda side: model, progress=False, log=lines.append)
+    assert "already measured" in lines[-1]
+    assert load_atlas(config.output)["records"]["side2-double-standard"] == first
+    other = AtlasModel("other", "1" * 64, model.evaluator)
+    run_atlas(config, lambda side: other, progress=False, log=lines.append)
+    assert load_atlas(config.output)["records"]["side2-double-standard"]["model"]["name"] == "other"
+
+
+def test_exact_only_atlas_and_no_model_tracks(tmp_path):
+    config = atlas_config(tmp_path, variants=["komi/standard", "nokomi/longest"])
+    document = run_atlas(config, None, progress=False, log=lambda line: None)
+    record = document["records"]["side2-komi-standard"]
+    assert record["status"] == "pending" and record["estimate"] is None
+    assert record["exact"] == 2.5 and record["exact_report"]["positions"] > 0
+    assert document["status"] == "2 tracks: 2 pending; 2 with exact values"
+    lines: list[str] = []
+    document = run_atlas(atlas_config(tmp_path, sides=[2, 4], variants=["komi/standard"]),
+                         lambda side: None, progress=False, log=lines.append)
+    assert document["records"]["side4-komi-standard"]["status"] == "no model"
+    assert document["records"]["side2-komi-standard"]["exact"] == 2.5  # kept
+    table = markdown_table(document)
+    assert "| 2 | komi/standard | no model |" in table and "| 4 | komi/standard |" in table
+    written = write_report(document, tmp_path)
+    assert all(path.stat().st_size > 0 for path in written)
+
+
+def test_another_format_version_is_refused_and_left_alone(tmp_path):
+    path = tmp_path / "atlas.json"
+    path.write_text(json.dumps({"format_version": ATLAS_FORMAT_VERSION + 1, "records": {}}))
+    before = path.read_text()
+    with pytest.raises(AtlasError, match="format_version"):
+        run_atlas(atlas_config(tmp_path), None, progress=False)
+    assert path.read_text() == before
+
+
+def test_bad_settings_name_the_key():
+    with pytest.raises(ValueError, match="atlas.variants"):
+        AtlasConfig(variants=["komi/fast"])
+    with pytest.raises(ValueError, match="atlas.sides"):
+        AtlasConfig(sides=[11])
+    with pytest.raises(ValueError, match="exact_sides"):
+        AtlasConfig(exact_sides=[4])
+
+
+@pytest.mark.slow
+def test_on_side_2_all_nine_variants_agree_with_the_solver(tmp_path):
+    model = exact_model()
+    records = run_atlas(atlas_config(tmp_path), lambda side: model, progress=False,
+                        log=lambda line: None)["records"]
+    assert len(records) == 9
+    assert all(record["exact_agrees"] for record in records.values())
+    assert records["side2-komi-quadratic"]["exact"] == 8.5
+
+
+@pytest.mark.slow
+def test_side_3_komi_standard_interval_holds_the_exact_fair_komi(tmp_path):
+    model = exact_model()
+    config = atlas_config(tmp_path, sides=[3], variants=["komi/standard"])
+    record = run_atlas(config, lambda side: model, progress=False,
+                       log=lambda line: None)["records"]["side3-komi-standard"]
+    assert record["exact"] == 10.5
+    assert record["interval"][0] <= 10.5 <= record["interval"][1]
