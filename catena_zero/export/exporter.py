@@ -39,7 +39,7 @@ from catena_zero.export.model_file import (
     metadata_for,
     save_model_file,
 )
-from catena_zero.rules import Rules, Track
+from catena_zero.rules import GameType, Rules, Track
 from catena_zero.train.checkpoint import Checkpoint, build_network, load_checkpoint
 
 LADDER_REFERENCE = "arena ladder (Bradley-Terry), uniform random player = 0"
@@ -110,7 +110,9 @@ def checkpoint_tracks(checkpoint: Checkpoint) -> list[Track]:
 
 def _checkpoint_fair_komis(checkpoint: Checkpoint) -> dict[Track, float]:
     """The checkpoint's fair-komi estimates by track (`extra["fair_komis"]` keyed by
-    Track.key, else `extra["fair_komi"]` for its own track); non-finite ones are left out."""
+    Track.key, else `extra["fair_komi"]` for its own track); non-finite ones are left out,
+    and so are nokomi and double tracks, whose komi is fixed at 0 by the rules (a run still
+    records an estimate for them, which says nothing about balance)."""
     extra = checkpoint.extra
     estimates: dict[Track, float] = {}
     named = extra.get("fair_komis")
@@ -123,7 +125,8 @@ def _checkpoint_fair_komis(checkpoint: Checkpoint) -> dict[Track, float]:
                                  f"{key!r:.40}: {error}") from None
     elif isinstance(extra.get("fair_komi"), int | float):
         estimates[Track.from_rules(Rules(**checkpoint.rules))] = float(extra["fair_komi"])
-    return {track: value for track, value in estimates.items() if math.isfinite(value)}
+    return {track: value for track, value in estimates.items()
+            if math.isfinite(value) and track.rules().game_type == GameType.KOMI}
 
 
 def _by_track(values: Mapping[Any, float] | None, tracks: Sequence[Track],

@@ -102,7 +102,10 @@ def general_checkpoint(tmp_path_factory) -> Path:
     torch.set_num_threads(1)
     trainer = Trainer(tiny_general_network(seed=6), TrainConfig(), device="cpu")
     extra = {"tracks": ["3/komi/standard", "6/komi/standard", "4/nokomi/standard"],
-             "fair_komis": {"side3-komi-standard": 4.25, "side6-komi-standard": 8.2},
+             # A run records an estimate for its nokomi track too; its komi is fixed at 0
+             # by the rules, so the model file must not call it a fair komi.
+             "fair_komis": {"side3-komi-standard": 4.25, "side6-komi-standard": 8.2,
+                            "side4-nokomi-standard": 0.0},
              "fair_komi": 4.25}
     return save_checkpoint(tmp_path_factory.mktemp("general"), trainer,
                            Counters(step=0, iteration=2), config={}, rules=RULES, extra=extra)
