@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from catena_zero.cli.gtp import build_engine
+from catena_zero.export.model_file import load_model_file
 from catena_zero.play import bundled
 from catena_zero.play.bundled import ModelLibrary
 from catena_zero.play.gtp import GtpEngine
@@ -177,11 +178,49 @@ def test_a_per_side_model_file_plays_every_side_with_a_note() -> None:
 def test_the_shipped_version_2_champions_still_load_and_play() -> None:
     from catena_zero.rules import Game
 
+    assert bundled.bundled_sides() == [4, 6]
     for side in bundled.bundled_sides():
-        model = ModelLibrary().get(side)
+        model = load_model_file(bundled.bundled_model_path(side))
         assert model.metadata.format_version == 2 and model.metadata.home_side == side
         player = ModelPlayer(ModelLibrary(bundled.bundled_model_path(side)),
                              PlayerConfig(simulations=2))
         for game in (Game(Rules(side=side)), Game(Rules(side=side + 1, game_type="double"))):
             assert player.genmove(game) in game.legal_actions()
         assert player.track_note(Rules(side=side)) is None
+
+
+def test_the_shipped_general_champion_plays_every_side_and_variant() -> None:
+    """The default everywhere: with no model file, every side 2..10 and every variant gets a
+    legal move from the bundled general model, and its own tracks carry no note."""
+    from catena_zero.rules import Game
+
+    library = ModelLibrary()
+    assert bundled.bundled_general_path().is_file() and library.plays_every_side()
+    assert library.get(2).metadata.is_general and library.get(10) is library.get(2)
+    player = ModelPlayer(library, PlayerConfig(simulations=2))
+    for side in range(2, 11):
+        for game_type in ("komi", "nokomi", "double"):
+            for scoring in ("standard", "longest", "quadratic"):
+                game = Game(Rules(side=side, game_type=game_type, scoring=scoring))
+                assert player.genmove(game) in game.legal_actions(), (side, game_type, scoring)
+    assert player.track_note(Rules(side=6)) is None
+    assert player.track_note(Rules(side=4, game_type="double", scoring="longest")) is None
+    assert "2/komi/standard is outside" in player.track_note(Rules(side=2))
+
+
+def test_gtp_with_no_model_answers_genmove_on_every_side_and_variant() -> None:
+    """`catena-zero gtp` with no model: the bundled general champion answers a legal move
+    on every side 2..10 and every variant (`boardsize` then `genmove`)."""
+    engine = build_engine(["player.simulations=2"])
+    lines = []
+    for number, (side, game_type, scoring) in enumerate(itertools.product(
+            range(2, 11), ("komi", "nokomi", "double"), ("standard", "longest", "quadratic"))):
+        lines += [f"boardsize {side}", f"catena-set-rules {game_type} {scoring}",
+                  "clear_board", f"{number} genmove b"]
+    output = io.StringIO()
+    engine.run(io.StringIO("\n".join(lines) + "\nquit\n"), output)
+    answers = [answer for answer in output.getvalue().split("\n\n") if answer]
+    moves = [answer for answer in answers if answer.split(" ")[0][1:].isdigit()
+             and not answer.startswith("=\n")]
+    assert not [answer for answer in answers if answer.startswith("?")], answers
+    assert len([answer for answer in moves if answer[0] == "="]) == 81
