@@ -8,8 +8,9 @@ One JSON object per line (docs/reference/analysis.md). A query::
 
 `parse_query(obj, limits)` checks every field and returns a `Query`; anything wrong raises
 `QueryError(message, field, query_id)`, whose `to_json()` is the error line. An illegal
-move names its index and why (`illegal_reason`). `parse_line(text)` reads one line: a
-`Query` or an `Action` (`query_version`, `terminate`, `terminate_all`, `clear_cache`).
+move names its index and why (`catena_zero.rules.explain.refusal_reason`).
+`parse_line(text)` reads one line: a `Query` or an `Action` (`query_version`,
+`terminate`, `terminate_all`, `clear_cache`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from catena_zero.rules import BLACK, EMPTY, Engine, GameState, Rules, Track
+from catena_zero.rules import Engine, GameState, Rules, Track
+from catena_zero.rules.explain import refusal_reason
 
 QUERY_FIELDS = ("id", "rules", "side", "komi", "moves", "analyzeTurns", "maxVisits",
                 "include", "perspective")
@@ -240,7 +242,7 @@ def replay(engine: Engine, komi: int, moves_text: list, fail) -> list[int]:
             fail(f"move {index} {text!r}: {error}", name)
         if not engine.legal_actions(state)[0, action]:
             fail(f"move {index} {board.action_name(action)} is illegal: "
-                 f"{illegal_reason(engine, state, action)}", name)
+                 f"{refusal_reason(engine.rules, state, action)}", name)
         engine.step(state, np.array([action], dtype=np.int64))
         actions.append(action)
     return actions
@@ -254,42 +256,6 @@ def positions(engine: Engine, komi: int, moves: list[int], turns: list[int]) -> 
         engine.step(state, np.array([action], dtype=np.int64))
         snapshots[index + 1] = state.copy()
     return GameState.concatenate([snapshots[turn] for turn in turns])
-
-
-def illegal_reason(engine: Engine, state: GameState, action: int) -> str:
-    """Why `action` is illegal in game 0 of `state`, in words (RULES.md "Play")."""
-    board, rules = engine.board, engine.rules
-    colour = "black" if int(state.to_move[0]) == BLACK else "white"
-    if bool(state.terminal[0]):
-        return "the game is over (no stone can be placed)"
-    if action == board.button_action:
-        if not rules.has_button:
-            return "the double game type has no button"
-        holder = int(state.button[0])
-        if holder != EMPTY:
-            return f"the button was already taken by {'black' if holder == BLACK else 'white'}"
-        if int(state.move_number[0]) == 0:
-            return "in nokomi the first move must be a placement"
-        return f"the button cannot be taken now ({colour} to move)"
-    stones = state.stones[0]
-    name = board.cell_name(action)
-    if stones[action] != EMPTY:
-        return f"{name} is occupied"
-    touching = sorted(int(n) for n in board.neighbours[action] if n < board.num_cells
-                      and stones[n] != EMPTY)  # cell order: A1, A2, ..., B1, ...
-    if len(touching) > 2:
-        return f"{name} touches {len(touching)} stones (a stone may touch at most two)"
-    if len(touching) == 2 and state.label[0, touching[0]] == state.label[0, touching[1]]:
-        return (f"{name} would close a ring (it joins {board.cell_name(touching[0])} and "
-                f"{board.cell_name(touching[1])} of the same ribbon)")
-    degree = state.degree[0]
-    for neighbour in touching:
-        if degree[neighbour] >= 2:
-            return (f"{name} would make a branch at {board.cell_name(neighbour)} (it already "
-                    f"touches two stones)")
-    if rules.is_double and int(state.stones_left[0]) == 2:
-        return f"no legal second stone would remain after {name} (double: a turn places two)"
-    return f"{name} cannot be placed ({colour} to move)"
 
 
 def finite(value: float, digits: int = 6) -> float | None:

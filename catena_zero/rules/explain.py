@@ -50,7 +50,6 @@ def _board_of(state: GameState) -> Board:
 def illegal_reason(game: Game, move: int | str, colour: int | None = None) -> str | None:
     """None when `move` (action index or name) is legal for the player to move of `game`,
     else the rule it breaks in one line. `colour`, if given, is who wants to move."""
-    board = game.board
     try:
         action = game.parse_action(move)
     except ValueError as error:  # not a cell of this board, or not a move at all
@@ -62,27 +61,34 @@ def illegal_reason(game: Game, move: int | str, colour: int | None = None) -> st
         return f"it is {COLOUR_WORDS[game.to_move]}'s turn"
     if bool(game.engine.legal_actions(state)[0, action]):
         return None
-    if action == board.button_action:
-        return _button_reason(game)
-    return _placement_reason(game, action)
+    return refusal_reason(game.rules, state, action)
 
 
-def _button_reason(game: Game) -> str:
-    rules = game.rules
-    holder = int(game.state.button[0])
+def refusal_reason(rules: Rules, state: GameState, action: int) -> str:
+    """Why action index `action`, which the engine refuses in game 0 of `state` under
+    `rules`, is illegal: the rule it breaks, in one line. The one wording for every caller
+    (the terminal and page through `illegal_reason`, the analysis engine's errors)."""
+    if bool(state.terminal[0]):
+        return "the game is over: no stone can be placed"
+    if action == rules.board.button_action:
+        return _button_reason(rules, state)
+    return _placement_reason(rules, state, action)
+
+
+def _button_reason(rules: Rules, state: GameState) -> str:
+    holder = int(state.button[0])
     if not rules.has_button:
         return "there is no button in the double game type"
     if holder != EMPTY:
         return f"the button has already been taken (by {COLOUR_WORDS[holder]})"
-    if rules.game_type == GameType.NOKOMI and len(game.history) == 0:
+    if rules.game_type == GameType.NOKOMI and int(state.move_number[0]) == 0:
         return ("in nokomi the first move must be a stone: the swap decision is about "
                 "that stone")
     return "the button cannot be taken now"
 
 
-def _placement_reason(game: Game, cell: int) -> str:
-    board = game.board
-    state = game.state
+def _placement_reason(rules: Rules, state: GameState, cell: int) -> str:
+    board = rules.board
     name = board.cell_name(cell)
     stones = state.stones[0]
     if stones[cell] != EMPTY:
@@ -100,7 +106,7 @@ def _placement_reason(game: Game, cell: int) -> str:
         if degree[neighbour] >= 2:
             return (f"{name} would form a branch at {board.cell_name(neighbour)}, which "
                     f"already touches two stones")
-    if game.rules.is_double and int(state.stones_left[0]) == 2:
+    if rules.is_double and int(state.stones_left[0]) == 2:
         return (f"{name} would leave no legal second stone, and a two-stone turn must "
                 f"start with a stone that leaves one (double, ruling 3)")
     return f"{name} is not a legal placement"  # unreachable by the placement rule

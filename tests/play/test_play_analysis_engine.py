@@ -86,8 +86,8 @@ def test_each_bad_field_is_named(query, field, words) -> None:
 
 
 @pytest.mark.parametrize(("move", "words"), [
-    ("D6", "close a ring (it joins C5 and D5"),
-    ("G6", "touches 3 stones"),
+    ("D6", "would close a ring: D5 and C5 are in the same ribbon"),
+    ("G6", "would have 3 stone neighbours"),
     ("I6", "branch at H6"),
 ])
 def test_illegal_moves_say_why(move, words) -> None:
@@ -100,8 +100,8 @@ def test_illegal_moves_say_why(move, words) -> None:
 
 
 @pytest.mark.parametrize(("rules", "moves", "words"), [
-    ("komi/standard", ["button", "button"], "already taken by black"),
-    ("nokomi/standard", ["button"], "first move must be a placement"),
+    ("komi/standard", ["button", "button"], "already been taken (by Black)"),
+    ("nokomi/standard", ["button"], "first move must be a stone"),
     ("double/standard", ["C3", "button"], "no button"),
 ])
 def test_illegal_button_says_why(rules, moves, words) -> None:
@@ -177,8 +177,8 @@ def test_errors_do_not_stop_the_batch_and_actions_answer(engine: AnalysisEngine)
                   {"id": "z", "side": 3})
     assert answers[0]["field"] == "json"
     assert answers[1]["version"] and answers[1]["action"] == "query_version"
-    assert answers[2] == {"id": "x", "error": "move 1 C3 is illegal: C3 is occupied",
-                          "field": "moves[1]"}
+    assert answers[2] == {"id": "x", "field": "moves[1]",
+                          "error": "move 1 C3 is illegal: C3 is occupied (a black stone)"}
     assert answers[3]["turnNumber"] == 0 and answers[3]["moveInfos"]
     assert answers[4] == {"id": "k", "turnNumber": 1, "isDuringSearch": False,
                           "noResults": True}
