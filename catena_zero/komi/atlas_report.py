@@ -9,7 +9,6 @@ calls the same functions.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import matplotlib
@@ -17,12 +16,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from matplotlib.collections import PatchCollection  # noqa: E402
-from matplotlib.patches import RegularPolygon  # noqa: E402
 
 from catena_zero.data.atomic import atomic_write_text  # noqa: E402
 from catena_zero.komi.config import SCORINGS  # noqa: E402
-from catena_zero.komi.plots import _save  # noqa: E402
+from catena_zero.komi.plots import _save, hex_heatmap  # noqa: E402
 
 HEATMAP_SIDES = (4, 6, 8)
 KOMI_HIGH = {"standard": 15, "longest": 15, "quadratic": 1000}
@@ -154,24 +151,12 @@ def plot_fair_komi_by_side(document: dict, path: str | Path) -> Path:
 
 
 def _hex_panel(axis, stones: list[dict], key: str, title: str):
-    col = np.array([stone["col"] for stone in stones], dtype=float)
-    row = np.array([stone["row"] for stone in stones], dtype=float)
-    score = np.array([stone.get(key, np.nan) for stone in stones], dtype=float)
-    # Cell (c, r) touches (c+1, r+1), so x = c - r/2 puts the six neighbours around it.
-    x, y = col - row / 2.0, row * math.sqrt(3) / 2.0
-    patches = [RegularPolygon((xi, yi), numVertices=6, radius=0.57, orientation=0.0)
-               for xi, yi in zip(x, y, strict=True)]
-    collection = PatchCollection(patches, cmap="coolwarm", edgecolor="black", linewidth=0.4)
-    collection.set_array(score)
-    collection.set_clim(0.0, 1.0)
-    axis.add_collection(collection)
-    if len(stones) <= 91:  # labels stay legible up to side 6
-        for xi, yi, value in zip(x, y, score, strict=True):
-            axis.text(xi, yi, f"{value:.2f}", ha="center", va="center", fontsize=5)
-    axis.set_xlim(x.min() - 0.8, x.max() + 0.8)
-    axis.set_ylim(y.min() - 0.8, y.max() + 0.8)
-    axis.set_aspect("equal")
-    axis.axis("off")
+    score = [stone.get(key, np.nan) for stone in stones]
+    # Values as labels only while they stay legible (up to side 6's 91 cells).
+    labels = [f"{value:.2f}" for value in score] if len(stones) <= 91 else None
+    collection = hex_heatmap(axis, [stone["col"] for stone in stones],
+                             [stone["row"] for stone in stones], score, labels,
+                             linewidth=0.4, fontsize=5)
     axis.set_title(title, fontsize=9)
     return collection
 

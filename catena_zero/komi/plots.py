@@ -68,28 +68,41 @@ def plot_opening(opening: dict, path: str | Path, title: str = "") -> Path:
     """Hex-board heatmap of Black's score after each opening cell (0.5 = balanced).
 
     opening: columns name, col, row, black_score ([C] each)."""
-    col = np.asarray(opening["col"], dtype=float)
-    row = np.asarray(opening["row"], dtype=float)
     score = np.asarray(opening["black_score"], dtype=float)
+    figure, axes = plt.subplots(figsize=(5.6, 5.0))
+    labels = [f"{name}\n{value:.2f}" for name, value in zip(opening["name"], score, strict=True)]
+    collection = hex_heatmap(axes, opening["col"], opening["row"], score, labels,
+                             linewidth=0.6, fontsize=7)
+    figure.colorbar(collection, ax=axes, shrink=0.8, label="Black's score after the stone")
+    axes.set_title(title)
+    return _save(figure, path)
+
+
+def hex_heatmap(axes, col, row, score, labels=None, linewidth: float = 0.6,
+                fontsize: float = 7):
+    """Draw values in [0, 1] on the hex cells at (col, row) ([C] each) into `axes`, each
+    cell labelled with labels[i] when given, and frame the board; returns the patch
+    collection (for a colour bar). The one hex drawing of the komi figures."""
+    col = np.asarray(col, dtype=float)
+    row = np.asarray(row, dtype=float)
     # Cell (c, r) touches (c+1, r+1), so x = c - r/2 puts the six neighbours around it.
     x = col - row / 2.0
     y = row * math.sqrt(3) / 2.0
-    figure, axes = plt.subplots(figsize=(5.6, 5.0))
     patches = [RegularPolygon((xi, yi), numVertices=6, radius=0.57, orientation=0.0)
                for xi, yi in zip(x, y, strict=True)]
-    collection = PatchCollection(patches, cmap="coolwarm", edgecolor="black", linewidth=0.6)
-    collection.set_array(score)
+    collection = PatchCollection(patches, cmap="coolwarm", edgecolor="black",
+                                 linewidth=linewidth)
+    collection.set_array(np.asarray(score, dtype=float))
     collection.set_clim(0.0, 1.0)
     axes.add_collection(collection)
-    for xi, yi, name, value in zip(x, y, opening["name"], score, strict=True):
-        axes.text(xi, yi, f"{name}\n{value:.2f}", ha="center", va="center", fontsize=7)
+    if labels is not None:
+        for xi, yi, label in zip(x, y, labels, strict=True):
+            axes.text(xi, yi, label, ha="center", va="center", fontsize=fontsize)
     axes.set_xlim(x.min() - 0.8, x.max() + 0.8)
     axes.set_ylim(y.min() - 0.8, y.max() + 0.8)
     axes.set_aspect("equal")
     axes.axis("off")
-    figure.colorbar(collection, ax=axes, shrink=0.8, label="Black's score after the stone")
-    axes.set_title(title)
-    return _save(figure, path)
+    return collection
 
 
 def _save(figure, path: str | Path) -> Path:
