@@ -70,9 +70,13 @@ def write_report(run_dir: str | Path, output: str | Path | None = None) -> Path:
     return path
 
 
-def _empty(axes, text: str) -> None:
-    axes.text(0.5, 0.5, text, ha="center", va="center", transform=axes.transAxes,
-              color="grey")
+def _legend_or_note(axes, drawn: bool, note: str) -> None:
+    """A panel's legend once it has a curve, else `note` in its middle saying why not."""
+    if drawn:
+        axes.legend(fontsize="small", loc="best")
+    else:
+        axes.text(0.5, 0.5, note, ha="center", va="center", transform=axes.transAxes,
+                  color="grey")
 
 
 def _strength(axes, records) -> None:
@@ -96,10 +100,8 @@ def _strength(axes, records) -> None:
     axes.set_ylim(-0.02, 1.02)
     axes.set_ylabel("win rate (draws half)")
     axes.set_title("strength: probe against baselines, gates against the champion")
-    if drawn:
-        axes.legend(fontsize="small", loc="best")
-    else:
-        _empty(axes, "no probe or gate results yet (probe.every, gating.every_iterations)")
+    _legend_or_note(axes, drawn,
+                    "no probe or gate results yet (probe.every, gating.every_iterations)")
 
 
 def _gate_elo(axes, records) -> None:
@@ -111,10 +113,7 @@ def _gate_elo(axes, records) -> None:
     axes.axhline(0.0, color="grey", linewidth=0.8, linestyle=":")
     axes.set_ylabel("Elo over the champion")
     axes.set_title("gate Elo (from each gate's score)")
-    if drawn:
-        axes.legend(fontsize="small", loc="best")
-    else:
-        _empty(axes, "no gate yet")
+    _legend_or_note(axes, drawn, "no gate yet")
 
 
 def _losses(axes, records) -> None:
@@ -126,7 +125,4 @@ def _losses(axes, records) -> None:
             drawn = True
     axes.set_ylabel("loss")
     axes.set_title("training losses")
-    if drawn:
-        axes.legend(fontsize="small", loc="best")
-    else:
-        _empty(axes, "no training step yet")
+    _legend_or_note(axes, drawn, "no training step yet")
