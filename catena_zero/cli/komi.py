@@ -117,10 +117,11 @@ def atlas_models(model_path: str, device: str):
 
 
 def load_atlas_model(path: str, device: str):
-    """An AtlasModel of a model file (catena-zero export) or a training checkpoint;
-    InputFileError naming the file when it is neither."""
-    from catena_zero.arena.specs import load_checkpoint_model
-    from catena_zero.export import ModelFileError, load_model_file
+    """An AtlasModel of a model file (catena-zero export) or a training checkpoint, told
+    apart by the file's first bytes as every agent spec is (arena.specs.network_file_kind);
+    InputFileError naming the file when it cannot be read as that kind."""
+    from catena_zero.arena.specs import load_checkpoint_model, network_file_kind
+    from catena_zero.export import load_model_file
     from catena_zero.export.evaluator import ModelFileEvaluator
     from catena_zero.komi.atlas import AtlasModel, file_sha256
     from catena_zero.rules import Engine
@@ -128,18 +129,17 @@ def load_atlas_model(path: str, device: str):
 
     if not Path(path).is_file():
         raise InputFileError(f"model={path}: no such file")
+    kind = network_file_kind(path)
     try:
-        model_file = load_model_file(path)
-    except ModelFileError as model_error:
-        try:
+        if kind == "model":
+            model_file = load_model_file(path)
+            evaluator = lambda rules: ModelFileEvaluator(model_file, Engine(rules))  # noqa: E731
+        else:
             network = load_checkpoint_model(path, device)
-        except ValueError as checkpoint_error:
-            raise InputFileError(f"model={path}: neither a model file ({model_error}) nor a "
-                                 f"checkpoint ({checkpoint_error})") from None
-        return AtlasModel(Path(path).name, file_sha256(path),
-                          lambda rules: NetworkEvaluator(network, Engine(rules)))
-    return AtlasModel(Path(path).name, file_sha256(path),
-                      lambda rules: ModelFileEvaluator(model_file, Engine(rules)))
+            evaluator = lambda rules: NetworkEvaluator(network, Engine(rules))  # noqa: E731
+    except ValueError as error:  # ModelFileError, CheckpointError: the file's own defect
+        raise InputFileError(f"model={path}: not a readable {kind} file: {error}") from None
+    return AtlasModel(Path(path).name, file_sha256(path), evaluator)
 
 
 def run_atlas_command(config: KomiConfig, search_config) -> int:
