@@ -22,7 +22,9 @@ that training mix instead (`--mix-tracks` keeps some; the preset's network and s
 settings, a fresh net of the track's board), and weights each track's self-play time by its
 share at `--mix-iteration`: the network's share of the mix's self-play time is
 sum(share x network seconds) / sum(share x self-play seconds), network seconds being (a)'s
-evaluations over (b)'s rate (the a/b of the whole mix).
+evaluations over (b)'s rate (the a/b of the whole mix). Each track plays its games the way
+a training iteration does: `selfplay.games_in_batch` at once, more on small boards when
+`--override batch_cells=N` is given (`catena_zero.pipeline.steps.track_games`).
 
     python -m benchmarks.bench_selfplay --presets general --mix general --games 32 --repeats 1
 
@@ -167,6 +169,7 @@ def bench_mix(preset: str, args) -> dict:
     """(a) and (b) on each track of the mix `args.mix`, and the mix's network share."""
     import fnmatch
 
+    from catena_zero.pipeline.steps import track_games
     from catena_zero.pipeline.tracks import TrackMix
 
     _, _, config = build(preset, [f"mix={args.mix}", *args.override])
@@ -176,12 +179,17 @@ def bench_mix(preset: str, args) -> dict:
               if not patterns or any(fnmatch.fnmatchcase(str(track), p) for p in patterns)]
     if not tracks:
         raise ValueError(f"--mix-tracks {args.mix_tracks!r} keeps none of the mix's tracks")
-    games = args.games or 2 * config.selfplay.games_in_batch
     rows = []
     for track in tracks:
         engine = Engine(track.rules())
         net = network_for(config, track.side)
-        batched = measure_batched(engine, net, config, games, args.seed, args.device,
+        # The games a training iteration of this track plays at once (more on small boards
+        # with batch_cells); --games sets how many are played in all (default: two batches).
+        _, in_batch = track_games(config, engine.rules.board.num_cells)
+        games = args.games or 2 * in_batch
+        track_config = dataclasses.replace(config, selfplay=dataclasses.replace(
+            config.selfplay, games_in_batch=min(in_batch, games)))
+        batched = measure_batched(engine, net, track_config, games, args.seed, args.device,
                                   precision=args.precision)
         batch = max(1, round(batched["mean_network_batch"]))
         raw = measure_throughput(net, batch, args.device, args.raw_seconds, seed=args.seed,
@@ -193,11 +201,12 @@ def bench_mix(preset: str, args) -> dict:
                      "b_raw_network_positions_per_s": raw,
                      "ratio_a_over_b": batched["evaluations_per_s"] / raw,
                      "selfplay_seconds": batched["seconds"], "network_seconds": network_seconds,
+                     "games": games, "games_in_batch": min(in_batch, games),
                      "moves": batched["moves"]})
     weighted_total = sum(row["share"] * row["selfplay_seconds"] for row in rows)
     weighted_network = sum(row["share"] * row["network_seconds"] for row in rows)
     return {"preset": preset, "mix": args.mix, "mix_iteration": args.mix_iteration,
-            "games_per_track": games, "tracks": rows,
+            "batch_cells": config.loop.batch_cells, "tracks": rows,
             "network_share_of_selfplay": weighted_network / weighted_total}
 
 
@@ -266,11 +275,11 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(error))
         for row in mixes:
             print(f"{row['preset']} with mix {row['mix']} (shares at iteration "
-                  f"{row['mix_iteration']}, {row['games_per_track']} games a track)")
-            print(f"{'track':<20}{'share':>7}{'batch':>7}{'(a) pos/s':>11}{'(a) eval/s':>12}"
-                  f"{'(b) raw/s':>11}{'a/b':>7}")
+                  f"{row['mix_iteration']}, batch_cells={row['batch_cells']})")
+            print(f"{'track':<20}{'share':>7}{'games':>7}{'batch':>7}{'(a) pos/s':>11}"
+                  f"{'(a) eval/s':>12}{'(b) raw/s':>11}{'a/b':>7}")
             for track in row["tracks"]:
-                print(f"{track['track']:<20}{track['share']:>7.3f}"
+                print(f"{track['track']:<20}{track['share']:>7.3f}{track['games']:>7}"
                       f"{track['mean_network_batch']:>7}"
                       f"{track['a_selfplay_positions_per_s']:>11.1f}"
                       f"{track['a_selfplay_evaluations_per_s']:>12.0f}"

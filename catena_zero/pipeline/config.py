@@ -71,6 +71,10 @@ class LoopConfig:
     iterations: int = 200  # self-play + training rounds; 0 = until max_minutes
     max_minutes: float = 0.0  # wall-clock budget in minutes (this process); 0 = none
     games_per_iteration: int = 128  # complete self-play games per iteration (one shard)
+    # > 0: a track on a board of fewer cells plays more games per iteration, all at once, so
+    # each network call holds about this many cells (pipeline.steps.track_games; at most 8x
+    # the games); 0 = the same games on every board
+    batch_cells: int = 0
     checkpoint_every: int = 1  # write a checkpoint every this many iterations
     keep_checkpoints: int = 3  # newest checkpoints kept on disk (0 = keep all)
     progress: bool = True  # tqdm progress bar with positions/s
@@ -93,6 +97,8 @@ class LoopConfig:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.threads < 0:
             raise ValueError(f"threads must be >= 0, got {self.threads}")
+        if isinstance(self.batch_cells, bool) or self.batch_cells < 0:
+            raise ValueError(f"batch_cells must be >= 0, got {self.batch_cells}")
         if isinstance(self.sample_games, bool) or self.sample_games < 0:
             raise ValueError(f"sample_games must be >= 0, got {self.sample_games}")
         if self.report_every < 0:

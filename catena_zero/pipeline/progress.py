@@ -58,7 +58,9 @@ def describe_run(config: TrainLoopConfig, runtime: str, detail: str = "") -> str
         f"net {network.blocks}x{network.channels}",
         f"search {search.algorithm} {selfplay.full_simulations}/{selfplay.cheap_simulations} "
         f"simulations (full {selfplay.full_search_probability:g})",
-        f"{config.loop.games_per_iteration} games/iteration",
+        f"{config.loop.games_per_iteration} games/iteration" + (
+            f" (more on small boards, batch_cells={config.loop.batch_cells})"
+            if config.loop.batch_cells else ""),
         f"runtime {runtime}" + (f" ({detail})" if detail else ""),
         f"bound {describe_bound(config.loop)}",
     ]

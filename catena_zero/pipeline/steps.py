@@ -10,7 +10,9 @@ Each runtime arranges the same plain functions its own way::
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -137,16 +139,41 @@ def _enum_value(value: Any) -> str:
     return str(getattr(value, "value", value))
 
 
+# A small board's games grow by at most this factor (a side-2 board has 7 cells: without a
+# bound one iteration would play thousands of games of it).
+MAX_GAMES_SCALE = 8
+
+
+def track_games(config: TrainLoopConfig, num_cells: int) -> tuple[int, int]:
+    """(games of one iteration, games searched at once) on a board of `num_cells` cells.
+
+    With `loop.batch_cells` > 0 both `loop.games_per_iteration` and
+    `selfplay.games_in_batch` grow by batch_cells / (games_in_batch * num_cells), between 1
+    and MAX_GAMES_SCALE: on a small board one network call then holds about as many cells
+    as on a large one, so the net's fixed cost per call is shared by more positions (the
+    benchmark's a/b, docs/results/). The replay window keeps each track's share of its
+    samples whatever the games, so the mix the net trains on does not move.
+    """
+    games, batch = config.loop.games_per_iteration, config.selfplay.games_in_batch
+    if config.loop.batch_cells <= 0:
+        return games, batch
+    scale = min(max(config.loop.batch_cells / (batch * num_cells), 1.0), MAX_GAMES_SCALE)
+    return math.ceil(games * scale), math.ceil(batch * scale)
+
+
 def selfplay_iteration(engine: Engine, evaluate_fn, config: TrainLoopConfig,
                        komi_sampler: KomiSampler, shard_path: str | Path, iteration: int,
                        weights_version: int, rng: np.random.Generator,
                        games_dir: str | Path | None = None) -> SelfPlayResult:
-    """Play `games_per_iteration` games and write them as one shard (atomically); with
+    """Play the track's games (`track_games`: `games_per_iteration`, more on small boards
+    with `loop.batch_cells`) and write them as one shard (atomically); with
     `games_dir`, the first `loop.sample_games` games also as records there
     (`iter<iteration>-game<k>.sgf`, docs/reference/records.md)."""
-    selfplay = SelfPlay(engine, evaluate_fn, config.search, config.selfplay, komi_sampler)
+    games, games_in_batch = track_games(config, engine.rules.board.num_cells)
+    selfplay_config = dataclasses.replace(config.selfplay, games_in_batch=games_in_batch)
+    selfplay = SelfPlay(engine, evaluate_fn, config.search, selfplay_config, komi_sampler)
     keep = config.loop.sample_games if games_dir is not None else 0
-    samples, stats = selfplay.play_games(config.loop.games_per_iteration, rng, keep)
+    samples, stats = selfplay.play_games(games, rng, keep)
     if keep:
         save_sample_games(Path(games_dir), stats.sample_games, engine.rules, iteration,
                           weights_version)

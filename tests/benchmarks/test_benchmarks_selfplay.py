@@ -32,9 +32,12 @@ def test_mix_reports_each_track_and_the_network_share(tmp_path: Path, capsys) ->
     out = tmp_path / "mix.json"
     assert bench_selfplay.main(["--presets", "tiny", "--mix", "general", "--mix-tracks",
                                 "3/komi/standard,4/nokomi/standard", "--games", "2",
-                                "--raw-seconds", "0.05", "--json", str(out)]) == 0
+                                "--raw-seconds", "0.05", "--json", str(out),
+                                "--override", "batch_cells=300"]) == 0
     (mix,) = json.loads(out.read_text())["mixes"]
     assert [row["track"] for row in mix["tracks"]] == ["3/komi/standard", "4/nokomi/standard"]
+    assert mix["batch_cells"] == 300
+    assert [(row["games"], row["games_in_batch"]) for row in mix["tracks"]] == [(2, 2), (2, 2)]
     assert all(row["share"] > 0 and row["ratio_a_over_b"] > 0 for row in mix["tracks"])
     assert 0 < mix["network_share_of_selfplay"]
     assert "network share of the mix's self-play time" in capsys.readouterr().out

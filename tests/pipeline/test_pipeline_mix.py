@@ -13,6 +13,7 @@ from catena_zero.cli.common import compose
 from catena_zero.cli.train import build_config
 from catena_zero.data import list_shards, read_shard_meta
 from catena_zero.pipeline.inline import train_loop
+from catena_zero.pipeline.steps import MAX_GAMES_SCALE, track_games
 from catena_zero.pipeline.tracks import MixConfig, TrackMix
 from catena_zero.rules import Rules, Track
 from catena_zero.train import build_network, latest_checkpoint, load_checkpoint
@@ -99,3 +100,26 @@ def test_a_resumed_mixed_run_continues_exactly(tmp_path) -> None:
                for run in ("straight", "split")]
     for key in weights[0]:
         assert torch.equal(weights[0][key], weights[1][key]), key
+
+
+def test_batch_cells_gives_small_boards_more_games_at_once_within_bounds(tmp_path) -> None:
+    config = _config(tmp_path / "run", "games_per_iteration=4", "selfplay.games_in_batch=2",
+                     "batch_cells=76")
+    cells = {side: Rules(side).board.num_cells for side in (2, 3, 6)}  # 7, 19, 91
+    assert track_games(config, cells[6]) == (4, 2)  # 2 x 91 cells already exceed 76
+    assert track_games(config, cells[3]) == (8, 4)  # scale 76 / (2 x 19) = 2
+    assert track_games(config, 1) == (4 * MAX_GAMES_SCALE, 2 * MAX_GAMES_SCALE)  # the bound
+    plain = _config(tmp_path / "plain", "games_per_iteration=4", "selfplay.games_in_batch=2")
+    assert track_games(plain, cells[2]) == (4, 2)  # 0 = the same games on every board
+    with pytest.raises(ValueError, match="batch_cells"):
+        _config(tmp_path / "bad", "batch_cells=-1")
+
+
+def test_a_mixed_run_with_batch_cells_writes_more_games_for_the_smaller_board(tmp_path) -> None:
+    config = _config(tmp_path / "run", "iterations=4", "checkpoint_every=4",
+                     "games_per_iteration=2", "selfplay.games_in_batch=2", "batch_cells=76")
+    train_loop(config)
+    games = {str(meta.track): meta.num_games
+             for meta in map(read_shard_meta, list_shards(tmp_path / "run" / "shards"))}
+    # side 2 (7 cells): 76 / (2 x 7) = 5.4 -> 11 games; side 3 (19 cells): 2 -> 4 games
+    assert games == {"2/komi/standard": 11, "3/nokomi/standard": 4, "3/double/longest": 4}
