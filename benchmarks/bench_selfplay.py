@@ -22,9 +22,10 @@ that training mix instead (`--mix-tracks` keeps some; the preset's network and s
 settings, a fresh net of the track's board), and weights each track's self-play time by its
 share at `--mix-iteration`: the network's share of the mix's self-play time is
 sum(share x network seconds) / sum(share x self-play seconds), network seconds being (a)'s
-evaluations over (b)'s rate (the a/b of the whole mix). Each track plays its games the way
-a training iteration does: `selfplay.games_in_batch` at once, more on small boards when
-`--override batch_cells=N` is given (`catena_zero.pipeline.steps.track_games`).
+evaluations over (b)'s rate (the a/b of the whole mix). Each track plays one training
+iteration's games (`games_per_iteration`, `selfplay.games_in_batch` at once; more of both on
+small boards with `--override batch_cells=N`, `catena_zero.pipeline.steps.track_games`), or
+--games games.
 
     python -m benchmarks.bench_selfplay --presets general --mix general --games 32 --repeats 1
 
@@ -183,10 +184,10 @@ def bench_mix(preset: str, args) -> dict:
     for track in tracks:
         engine = Engine(track.rules())
         net = network_for(config, track.side)
-        # The games a training iteration of this track plays at once (more on small boards
-        # with batch_cells); --games sets how many are played in all (default: two batches).
-        _, in_batch = track_games(config, engine.rules.board.num_cells)
-        games = args.games or 2 * in_batch
+        # One training iteration of this track: its games and how many are searched at once
+        # (more on small boards with batch_cells); --games sets how many are played instead.
+        iteration_games, in_batch = track_games(config, engine.rules.board.num_cells)
+        games = args.games or iteration_games
         track_config = dataclasses.replace(config, selfplay=dataclasses.replace(
             config.selfplay, games_in_batch=min(in_batch, games)))
         batched = measure_batched(engine, net, track_config, games, args.seed, args.device,
