@@ -45,8 +45,8 @@ from catena_zero.arena.stats import wilson_interval
 from catena_zero.data.atomic import atomic_write_text
 from catena_zero.export.evaluator import read_model_network
 from catena_zero.export.model_file import read_metadata
-from catena_zero.mcts.config import SearchConfig
 from catena_zero.play.bundled import bundled_model_path
+from catena_zero.play.model_player import PlayerConfig
 from catena_zero.rules import BLACK, Rules, Track
 
 FORMAT = "catena_zero.general_targets"
@@ -288,10 +288,12 @@ def run(arguments: argparse.Namespace, log: Callable[[str], None] = print) -> di
     model_path = Path(arguments.model)
     kind = network_file_kind(model_path)
     spec = f"{kind}:{model_path}"
-    search = SearchConfig(num_simulations=arguments.simulations, gumbel_scale=0.0,
-                          dirichlet_fraction=0.0)
+    # The search play and gtp use (no root noise), at the asked budget and endgame solving.
+    search = PlayerConfig(simulations=arguments.simulations,
+                          exact_endgame_cells=arguments.exact_endgame_cells).search_config()
     factory = AgentFactory(Rules(side=6), search, "cpu", model_reader=read_model_network)
     settings = {"games": arguments.games, "simulations": arguments.simulations,
+                "exact_endgame_cells": arguments.exact_endgame_cells,
                 "seed": arguments.seed, "komi": parse_komis(arguments.komi)}
     out = Path(arguments.json)
     matches = load_resumed(out, settings) if arguments.resume else {}
@@ -330,6 +332,10 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--games", type=int, default=DEFAULT_GAMES, help="games per match")
     parser.add_argument("--simulations", type=int, default=DEFAULT_SIMULATIONS,
                         help="search simulations per move of the model")
+    parser.add_argument("--exact-endgame-cells", type=int,
+                        default=PlayerConfig.exact_endgame_cells,
+                        help="the model's search solves positions with at most this many "
+                             "legal cells exactly (default: what play and gtp do)")
     parser.add_argument("--only", default="", help="comma-separated match names or patterns")
     parser.add_argument("--komi", action="append", default=[], metavar="TRACK=K",
                         help="play TRACK at komi K instead of its fair komi (repeatable)")
@@ -351,6 +357,8 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--games must be an even number >= 2, got {arguments.games}")
     if arguments.simulations < 1:
         parser.error(f"--simulations must be >= 1, got {arguments.simulations}")
+    if arguments.exact_endgame_cells < 0:
+        parser.error(f"--exact-endgame-cells must be >= 0, got {arguments.exact_endgame_cells}")
     return arguments
 
 

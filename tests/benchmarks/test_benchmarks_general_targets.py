@@ -10,6 +10,7 @@ import torch
 
 from benchmarks import general_targets
 from catena_zero.play.bundled import bundled_model_path
+from catena_zero.play.model_player import PlayerConfig
 
 torch.set_num_threads(1)
 
@@ -49,3 +50,9 @@ def test_a_match_is_recorded_then_resumed(tmp_path: Path, capsys) -> None:
     # Other settings do not mix with a recorded report.
     assert general_targets.main([*common[:-2], "--resume"]) == 2
     assert "other settings" in capsys.readouterr().err
+    assert report["settings"]["exact_endgame_cells"] == PlayerConfig.exact_endgame_cells
+    assert general_targets.main([*common, "--resume", "--exact-endgame-cells=4"]) == 2
+    assert "other settings" in capsys.readouterr().err  # endgame solving is a setting too
+    with pytest.raises(SystemExit):
+        general_targets.main([*common, "--exact-endgame-cells=-1"])
+    assert "--exact-endgame-cells must be >= 0" in capsys.readouterr().err
