@@ -188,8 +188,9 @@ def bench_mix(preset: str, args) -> dict:
         # (more on small boards with batch_cells); --games sets how many are played instead.
         iteration_games, in_batch = track_games(config, engine.rules.board.num_cells)
         games = args.games or iteration_games
+        in_batch = min(in_batch, games)
         track_config = dataclasses.replace(config, selfplay=dataclasses.replace(
-            config.selfplay, games_in_batch=min(in_batch, games)))
+            config.selfplay, games_in_batch=in_batch))
         batched = measure_batched(engine, net, track_config, games, args.seed, args.device,
                                   precision=args.precision)
         batch = max(1, round(batched["mean_network_batch"]))
@@ -202,7 +203,7 @@ def bench_mix(preset: str, args) -> dict:
                      "b_raw_network_positions_per_s": raw,
                      "ratio_a_over_b": batched["evaluations_per_s"] / raw,
                      "selfplay_seconds": batched["seconds"], "network_seconds": network_seconds,
-                     "games": games, "games_in_batch": min(in_batch, games),
+                     "games": games, "games_in_batch": in_batch,
                      "moves": batched["moves"]})
     weighted_total = sum(row["share"] * row["selfplay_seconds"] for row in rows)
     weighted_network = sum(row["share"] * row["network_seconds"] for row in rows)

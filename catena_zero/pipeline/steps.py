@@ -150,9 +150,11 @@ def track_games(config: TrainLoopConfig, num_cells: int) -> tuple[int, int]:
     With `loop.batch_cells` > 0 both `loop.games_per_iteration` and
     `selfplay.games_in_batch` grow by batch_cells / (games_in_batch * num_cells), between 1
     and MAX_GAMES_SCALE: on a small board one network call then holds about as many cells
-    as on a large one, so the net's fixed cost per call is shared by more positions (the
-    benchmark's a/b, docs/results/). The replay window keeps each track's share of its
-    samples whatever the games, so the mix the net trains on does not move.
+    as on a large one, so the per-call costs of search and net are shared by more positions
+    (measured: more positions/s on sides 3-4, but no higher a/b, since the raw net gains as
+    much from the batch; docs/results/2026-12-01-general-champion-step7328.md). The replay
+    window keeps each track's share of its samples whatever the games, so the mix the net
+    trains on does not move.
     """
     games, batch = config.loop.games_per_iteration, config.selfplay.games_in_batch
     if config.loop.batch_cells <= 0:
