@@ -23,6 +23,11 @@ it (same name, .md), so a long run can be interrupted and continued with `--resu
     python -m benchmarks.general_targets --model M --games 20 --simulations 16 --only 'side6-*'
     python -m benchmarks.general_targets --model M --resume --json runs/targets.json
     python -m benchmarks.general_targets --list                 # the match names
+    python -m benchmarks.general_targets --model M --resume --json R.json --ratings-out E.json
+
+`--ratings-out` writes the model's Elo on every track it played against greedy (the records
+of a track's greedy matches summed; `catena_zero.export.ratings`), for
+`catena-zero export ratings=E.json` to record in the model file.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from catena_zero.arena.stats import wilson_interval
 from catena_zero.data.atomic import atomic_write_text
 from catena_zero.export.evaluator import read_model_network
 from catena_zero.export.model_file import read_metadata
+from catena_zero.export.ratings import Ratings, elo_from_record, write_ratings
 from catena_zero.play.bundled import bundled_model_path
 from catena_zero.play.model_player import PlayerConfig
 from catena_zero.rules import BLACK, Rules, Track
@@ -314,7 +320,36 @@ def run(arguments: argparse.Namespace, log: Callable[[str], None] = print) -> di
     report["seconds"] = time.perf_counter() - started
     log(f"total {report['seconds']:.1f} s for {len(chosen)} matches; wrote {out} and "
         f"{out.with_suffix('.md')}")
+    if arguments.ratings_out:
+        ratings = greedy_ratings(report)
+        if not ratings.elos:
+            raise ValueError("--ratings-out: the report has no match against greedy to rate "
+                             "a track by")
+        write_ratings(arguments.ratings_out, ratings)
+        log(f"wrote {arguments.ratings_out}: Elo against greedy on "
+            f"{len(ratings.elos)} tracks")
     return report
+
+
+def greedy_ratings(report: dict) -> Ratings:
+    """The model's Elo over greedy on each track of the report's greedy matches (a track's
+    records summed when it has several, as side6-greedy and its variant twin)."""
+    records: dict[Track, np.ndarray] = {}
+    for record in report["matches"].values():
+        if record.get("opponent") != "greedy":
+            continue
+        result = record["result"]
+        counts = np.array([result["wins"], result["draws"], result["losses"]])
+        track = Track.parse(record["track"])
+        records[track] = records.get(track, 0) + counts
+    settings = report["settings"]
+    komi = ("each track at its fair komi" if not settings["komi"] else
+             "komi set for " + ", ".join(sorted(settings["komi"])))
+    reference = (f"one-ply greedy player = 0 ({settings['games']}-game matches, "
+                 f"{settings['simulations']} simulations a move, {komi}; "
+                 f"benchmarks.general_targets)")
+    return Ratings(reference, {track: elo_from_record(*map(int, counts))
+                               for track, counts in records.items()})
 
 
 def describe(record: dict) -> str:
@@ -343,6 +378,9 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
                         help="report file (the Markdown table goes beside it as .md)")
     parser.add_argument("--resume", action="store_true",
                         help="keep the matches already in --json and play the rest")
+    parser.add_argument("--ratings-out", default="",
+                        help="write the model's Elo against greedy per track to this ratings "
+                             "file (for catena-zero export ratings=PATH)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--list", action="store_true", help="print the match names and exit")

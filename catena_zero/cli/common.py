@@ -46,6 +46,7 @@ FILE_ERRORS = (
     ("catena_zero.data.shards", "ShardError"),
     ("catena_zero.arena.registry", "RegistryCorruptError"),
     ("catena_zero.export.metadata", "ModelFileError"),
+    ("catena_zero.export.ratings", "RatingsFileError"),
 )
 
 

@@ -8,6 +8,7 @@
                  elos={"6/komi/standard": 910.0}, fair_komis={"4/komi/standard": 3.1})
     model.metadata.tracks, model.metadata.track_of("7/komi/standard")   # None: not trained on
     convert_model_file("old.pt", "new.pt")   # a format-1 file, read without unpickling
+    export_model(general_checkpoint, "general.pt", ratings="ratings.json")  # Elo vs greedy
 
 Loading a model file never unpickles or runs anything from it (see model_file).
 """
@@ -25,6 +26,13 @@ from catena_zero.export.model_file import (
     read_metadata,
     save_model_file,
 )
+from catena_zero.export.ratings import (
+    Ratings,
+    RatingsFileError,
+    elo_from_record,
+    read_ratings,
+    write_ratings,
+)
 
 __all__ = [
     "FORMAT_VERSION",
@@ -34,10 +42,15 @@ __all__ = [
     "ModelFileError",
     "ModelMetadata",
     "ModelTrack",
+    "Ratings",
+    "RatingsFileError",
     "convert_model_file",
+    "elo_from_record",
     "export_from_config",
     "export_model",
     "load_model_file",
     "read_metadata",
+    "read_ratings",
     "save_model_file",
+    "write_ratings",
 ]

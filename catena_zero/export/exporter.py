@@ -13,7 +13,10 @@ rules, or the exported champion's track): it is the model's default board.
 
 Elo. The source's track gets, in order: the explicit `elo`, else the row of an arena ladder
 `elo.csv` (`catena-zero arena ladder`) whose step is the checkpoint's, else none (unrated);
-any track may get one from `elos={track: Elo}` instead.
+any track may get one from `elos={track: Elo}` instead. A ratings file
+(`catena_zero.export.ratings`, `ratings=PATH`) rates the tracks it names against its own
+reference player instead of all of these; one file holds one reference, so it is not mixed
+with them.
 
 Fair komi. Each track gets `fair_komis[track]`, else the checkpoint's estimate for it
 (`extra["fair_komis"][Track.key]`, or for its own track `extra["fair_komi"]`), else none.
@@ -39,6 +42,7 @@ from catena_zero.export.model_file import (
     metadata_for,
     save_model_file,
 )
+from catena_zero.export.ratings import Ratings, read_ratings
 from catena_zero.rules import GameType, Rules, Track
 from catena_zero.train.checkpoint import Checkpoint, build_network, load_checkpoint
 
@@ -57,6 +61,7 @@ class ExportConfig:
     elo: float | None = None  # Elo to record; None = look it up in elo_csv, else unrated
     elo_reference: str | None = None  # what the Elo is relative to (default: ladder anchor)
     elo_csv: str | None = None  # arena ladder elo.csv to take the Elo from (row of the same step)
+    ratings: str | None = None  # ratings file of tracks' Elo against one reference player
     convert: str | None = None  # a format-1 model file to rewrite in the current format
 
     def __post_init__(self) -> None:
@@ -68,6 +73,9 @@ class ExportConfig:
         if self.convert and (self.elo is not None or self.elo_csv or self.elo_reference):
             raise ValueError("convert keeps the file's own Elo; elo, elo_csv and "
                              "elo_reference cannot be given with it")
+        if self.convert and self.ratings:
+            raise ValueError("convert keeps the file's own Elo; ratings cannot be given "
+                             "with it")
         if not self.output:
             raise ValueError("output must name the model file to write")
 
@@ -151,14 +159,16 @@ def export_model(source: str | os.PathLike | Track, path: str | os.PathLike, *,
                  elo_reference: str | None = None, elo_csv: str | os.PathLike | None = None,
                  tracks: Sequence[Track | str] | None = None,
                  elos: Mapping[Track | str, float] | None = None,
-                 fair_komis: Mapping[Track | str, float] | None = None) -> ModelMetadata:
+                 fair_komis: Mapping[Track | str, float] | None = None,
+                 ratings: str | os.PathLike | Ratings | None = None) -> ModelMetadata:
     """Write the model file of a checkpoint (path) or champion (Track); returns its metadata.
 
     `tracks` (default: the checkpoint's, see the module docstring) are listed in the file,
     the source's track first; `elo` or `elo_csv` rate the source's track, `elos` and
-    `fair_komis` give any track's Elo and fair komi. Raises ValueError (CheckpointError, ...)
-    naming the problem when the source is missing or damaged, or a track is unknown;
-    nothing is written then.
+    `fair_komis` give any track's Elo and fair komi; `ratings` (a Ratings or its file) rates
+    tracks against its reference player instead of `elo`, `elo_csv`, `elos`. Raises
+    ValueError (CheckpointError, RatingsFileError, ...) naming the problem when the source or
+    the ratings file is missing or damaged, or a track is unknown; nothing is written then.
     """
     checkpoint_path, description = resolve_source(source, registry)
     if not checkpoint_path.is_file():
@@ -175,9 +185,16 @@ def export_model(source: str | os.PathLike | Track, path: str | os.PathLike, *,
     first = source if isinstance(source, Track) else trained[0]
     if first in listed:
         listed = [first] + [track for track in listed if track != first]
+    if ratings is not None:
+        if elo is not None or elo_csv is not None or elos or elo_reference is not None:
+            raise ValueError("a ratings file carries its own reference; elo, elo_csv, elos "
+                             "and elo_reference cannot be given with it")
+        if not isinstance(ratings, Ratings):
+            ratings = read_ratings(ratings)
+        elos, elo_reference = ratings.elos, ratings.reference
     net = build_network(checkpoint)
     step = int(checkpoint.counters.step)
-    ratings = _by_track(elos, listed, "elos")
+    rated = _by_track(elos, listed, "the ratings" if ratings is not None else "elos")
     if elo is None and elo_csv is not None:
         elo = _elo_from_csv(elo_csv, step)
         if elo is None:
@@ -186,12 +203,12 @@ def export_model(source: str | os.PathLike | Track, path: str | os.PathLike, *,
         if first not in listed:
             raise ValueError(f"elo rates track {first}, which is not among the exported "
                              f"tracks ({', '.join(map(str, listed))})")
-        ratings[first] = float(elo)
-    if ratings and elo_reference is None:
+        rated[first] = float(elo)
+    if rated and elo_reference is None:
         elo_reference = LADDER_REFERENCE
     komis = _checkpoint_fair_komis(checkpoint) | _by_track(fair_komis, listed, "fair_komis")
-    entries = [ModelTrack.of(track, elo=ratings.get(track),
-                             elo_reference=elo_reference if track in ratings else None,
+    entries = [ModelTrack.of(track, elo=rated.get(track),
+                             elo_reference=elo_reference if track in rated else None,
                              fair_komi=komis.get(track)) for track in listed]
     metadata = metadata_for(net, entries, network_config=net.config.to_dict(),
                             training_steps=step, source=description)
@@ -210,4 +227,5 @@ def export_from_config(config: ExportConfig) -> ModelMetadata:
     else:
         source = str(config.checkpoint)
     return export_model(source, config.output, registry=config.registry, elo=config.elo,
-                        elo_reference=config.elo_reference, elo_csv=config.elo_csv)
+                        elo_reference=config.elo_reference, elo_csv=config.elo_csv,
+                        ratings=config.ratings)

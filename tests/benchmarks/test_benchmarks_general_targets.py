@@ -9,8 +9,10 @@ import pytest
 import torch
 
 from benchmarks import general_targets
+from catena_zero.export.ratings import elo_from_record, read_ratings
 from catena_zero.play.bundled import bundled_model_path
 from catena_zero.play.model_player import PlayerConfig
+from catena_zero.rules import Track
 
 torch.set_num_threads(1)
 
@@ -56,3 +58,37 @@ def test_a_match_is_recorded_then_resumed(tmp_path: Path, capsys) -> None:
     with pytest.raises(SystemExit):
         general_targets.main([*common, "--exact-endgame-cells=-1"])
     assert "--exact-endgame-cells must be >= 0" in capsys.readouterr().err
+
+
+def test_greedy_matches_rate_their_tracks(tmp_path: Path, capsys) -> None:
+    out, ratings_file = tmp_path / "targets.json", tmp_path / "ratings.json"
+    common = [f"model={bundled_model_path(4)}", "games=2", "simulations=1", f"--json={out}"]
+    assert general_targets.main([*common, "--only", "variant-side4-nokomi-standard",
+                                 f"--ratings-out={ratings_file}"]) == 0
+    ratings = read_ratings(ratings_file)
+    (record,) = json.loads(out.read_text())["matches"].values()
+    result = record["result"]
+    assert ratings.elos == {Track(4, "nokomi", "standard"): pytest.approx(elo_from_record(
+        result["wins"], result["draws"], result["losses"]))}
+    assert ratings.reference.startswith("one-ply greedy player = 0 (2-game matches, "
+                                        "1 simulations a move, each track at its fair komi")
+    assert "Elo against greedy on 1 tracks" in capsys.readouterr().out
+
+
+def test_a_tracks_greedy_matches_are_summed_and_others_ignored() -> None:
+    def match(track: str, opponent: str, wins: int, draws: int, losses: int) -> dict:
+        return {"track": track, "opponent": opponent,
+                "result": {"wins": wins, "draws": draws, "losses": losses}}
+
+    report = {"settings": {"games": 10, "simulations": 8, "komi": {"6/komi/standard": 5}},
+              "matches": {"side6-greedy": match("6/komi/standard", "greedy", 9, 0, 1),
+                          "variant-side6-komi-standard": match("6/komi/standard", "greedy",
+                                                               7, 2, 1),
+                          "side6-uct200": match("6/komi/standard", "uct:200", 0, 0, 10),
+                          "side3-optimal-komi10": {"track": "3/komi/standard",
+                                                   "opponent": "self", "optimality": {}}}}
+    ratings = general_targets.greedy_ratings(report)
+    assert ratings.elos == {Track(6, "komi", "standard"): elo_from_record(16, 2, 2)}
+    assert "komi set for 6/komi/standard" in ratings.reference
+    report["matches"] = {"side6-uct200": report["matches"]["side6-uct200"]}
+    assert general_targets.greedy_ratings(report).elos == {}
