@@ -87,6 +87,8 @@ class ModelLibrary:
             elo = "unrated" if meta.elo is None else f"Elo {meta.elo:.0f}"
             return f"side {meta.side} {meta.game_type}/{meta.scoring} model ({elo}{steps})"
         rated = [track for track in meta.tracks if track.elo is not None]
+        # The Elo of the side asked about when the file rates it (its first listed track).
+        rated = [track for track in rated if track.side == side] + rated
         elo = (f"Elo {rated[0].elo:.0f} on {rated[0]}" if rated else "unrated")
         kind = "size-general" if meta.is_general else f"side-{meta.home_side}"
         return (f"{kind} model {model.path.name} ({len(meta.tracks)} tracks from "

@@ -11,7 +11,12 @@ import pytest
 import torch
 
 from catena_zero.cli.gtp import build_engine
-from catena_zero.export.model_file import load_model_file
+from catena_zero.export.model_file import (
+    ModelTrack,
+    load_model_file,
+    metadata_for,
+    save_model_file,
+)
 from catena_zero.play import bundled
 from catena_zero.play.bundled import ModelLibrary
 from catena_zero.play.gtp import GtpEngine
@@ -20,7 +25,12 @@ from catena_zero.play.model_player import ModelPlayer, PlayerConfig
 from catena_zero.play.terminal import TerminalConfig, play_terminal
 from catena_zero.play.web_games import PlayService
 from catena_zero.rules import GameType, Rules, Scoring
-from tests.export.tiny_model import GENERAL_TRACKS, tiny_general_model_file, tiny_model_file
+from tests.export.tiny_model import (
+    GENERAL_TRACKS,
+    tiny_general_model_file,
+    tiny_general_network,
+    tiny_model_file,
+)
 from tests.play.web_helpers import call, running_server
 
 VARIANTS = [(game_type.value, scoring.value) for game_type in GameType for scoring in Scoring]
@@ -224,3 +234,16 @@ def test_gtp_with_no_model_answers_genmove_on_every_side_and_variant() -> None:
              and not answer.startswith("=\n")]
     assert not [answer for answer in answers if answer.startswith("?")], answers
     assert len([answer for answer in moves if answer[0] == "="]) == 81
+
+
+def test_a_general_model_is_described_by_the_elo_of_the_side_asked(tmp_path) -> None:
+    net = tiny_general_network()
+    tracks = [ModelTrack.of("3/komi/standard", elo=120.0, elo_reference="greedy = 0"),
+              ModelTrack.of("6/komi/standard", elo=338.0, elo_reference="greedy = 0"),
+              ModelTrack.of("7/komi/standard")]
+    metadata = metadata_for(net, tracks, network_config=net.config.to_dict(),
+                            training_steps=5, source="test")
+    library = ModelLibrary(save_model_file(net, metadata, tmp_path / "rated.pt", program=False))
+    assert "Elo 338 on 6/komi/standard" in library.describe(6)
+    assert "Elo 120 on 3/komi/standard" in library.describe(3)
+    assert "Elo 120 on 3/komi/standard" in library.describe(7)  # unrated side: the first
