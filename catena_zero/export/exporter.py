@@ -42,7 +42,7 @@ from catena_zero.export.model_file import (
     metadata_for,
     save_model_file,
 )
-from catena_zero.export.ratings import Ratings, read_ratings
+from catena_zero.export.ratings import Ratings, is_finite_number, read_ratings
 from catena_zero.rules import GameType, Rules, Track
 from catena_zero.train.checkpoint import Checkpoint, build_network, load_checkpoint
 
@@ -146,8 +146,7 @@ def _by_track(values: Mapping[Any, float] | None, tracks: Sequence[Track],
         if track not in tracks:
             raise ValueError(f"{what} names track {track}, which is not among the exported "
                              f"tracks ({', '.join(map(str, tracks))})")
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(
-                value):
+        if not is_finite_number(value):
             raise ValueError(f"{what} of track {track} must be a finite number, got "
                              f"{value!r:.40}")
         result[track] = float(value)

@@ -23,6 +23,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from catena_zero.arena.stats import elo_from_score
 from catena_zero.data.atomic import atomic_write_text
 from catena_zero.rules import Track
 
@@ -49,8 +50,13 @@ def elo_from_record(wins: int, draws: int, losses: int) -> float:
     if min(wins, draws, losses) < 0 or games == 0:
         raise ValueError(f"a match record needs non-negative counts and a game, got "
                          f"{wins}-{draws}-{losses}")
-    score = (wins + 0.5 * draws + 0.5) / (games + 1)
-    return 400.0 * math.log10(score / (1.0 - score))
+    return float(elo_from_score((wins + 0.5 * draws + 0.5) / (games + 1)))
+
+
+def is_finite_number(value: object) -> bool:
+    """Whether `value` is an int or float (not a bool) with a finite value."""
+    return (isinstance(value, int | float) and not isinstance(value, bool)
+            and math.isfinite(value))
 
 
 def write_ratings(path: str | os.PathLike, ratings: Ratings) -> None:
@@ -118,8 +124,7 @@ def _validate(document: object, path: Path) -> Ratings:
             raise refuse(f"elos entry {key!r:.40}: {error}") from None
         if track in parsed:
             raise refuse(f"track {track} is rated twice")
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(
-                value):
+        if not is_finite_number(value):
             raise refuse(f"the Elo of track {track} must be a finite number, got {value!r:.40}")
         parsed[track] = float(value)
     return Ratings(reference=reference, elos=parsed)
