@@ -6,7 +6,8 @@ colours alternating, at the track's fair komi, and scored with its Wilson 95% in
     side6-greedy, side6-uct200, side6-uct1000       6/komi/standard against the baselines
     side{7,8,10}-greedy, side{7,8,10}-uct200         the larger boards
     side4-champion                                   head to head against the bundled side4.pt
-    side6-transfer                                   against the bundled side6.pt
+    side6-transfer                                   against the bundled side6.pt, or the
+                                                     single-side net of --transfer-opponent
     side3-optimal-komi10, side3-optimal-komi11       the share of the model's moves in its own
                                                      games that the exact solver finds optimal
     variant-side{4,6}-GAME-SCORING                   every one of the 9 variants against greedy
@@ -24,6 +25,11 @@ it (same name, .md), so a long run can be interrupted and continued with `--resu
     python -m benchmarks.general_targets --model M --resume --json runs/targets.json
     python -m benchmarks.general_targets --list                 # the match names
     python -m benchmarks.general_targets --model M --resume --json R.json --ratings-out E.json
+    python -m benchmarks.general_targets --model G --only side6-transfer --transfer-opponent S
+
+`--transfer-opponent S` plays `side6-transfer` against the model file or checkpoint S (a
+side-6-only net trained as long as the model, for the transfer at equal training time)
+instead of the bundled side6.pt. A resumed match whose opponent differs is played again.
 
 `--ratings-out` writes the model's Elo on every track it played against greedy (the records
 of a track's greedy matches summed; `catena_zero.export.ratings`), for
@@ -73,8 +79,9 @@ class Target:
     komi: int | None = None  # None: the track's fair komi
 
 
-def targets() -> list[Target]:
-    """Every match of the benchmark, in the order it runs."""
+def targets(transfer_opponent: str = "") -> list[Target]:
+    """Every match of the benchmark, in the order it runs; `transfer_opponent` (an arena agent
+    spec) replaces the bundled side6.pt in `side6-transfer`."""
     found = [Target(f"side6-{name}", "6/komi/standard", spec)
              for name, spec in (("greedy", "greedy"), ("uct200", "uct:200"),
                                 ("uct1000", "uct:1000"))]
@@ -88,7 +95,8 @@ def targets() -> list[Target]:
         found += [Target(f"variant-side{side}-{game_type}-{scoring}",
                          f"{side}/{game_type}/{scoring}", "greedy")
                   for game_type in GAME_TYPES for scoring in SCORINGS]
-    found.append(Target("side6-transfer", "6/komi/standard", f"model:{bundled_model_path(6)}"))
+    found.append(Target("side6-transfer", "6/komi/standard",
+                        transfer_opponent or f"model:{bundled_model_path(6)}"))
     return found
 
 
@@ -290,7 +298,13 @@ def parse_komis(items: list[str]) -> dict[str, int]:
 
 def run(arguments: argparse.Namespace, log: Callable[[str], None] = print) -> dict:
     """Play the selected targets (skipping those of a resumed report); the report."""
-    chosen = select(targets(), arguments.only)
+    opponent = ""
+    if arguments.transfer_opponent:
+        opponent_path = Path(arguments.transfer_opponent)
+        if not opponent_path.is_file():
+            raise ValueError(f"--transfer-opponent {opponent_path}: no such file")
+        opponent = f"{network_file_kind(opponent_path)}:{opponent_path}"
+    chosen = select(targets(opponent), arguments.only)
     model_path = Path(arguments.model)
     kind = network_file_kind(model_path)
     spec = f"{kind}:{model_path}"
@@ -308,7 +322,7 @@ def run(arguments: argparse.Namespace, log: Callable[[str], None] = print) -> di
     fair_komi = FairKomi(model_path, factory, spec, settings["komi"])
     started = time.perf_counter()
     for index, target in enumerate(chosen):
-        if target.name in matches:
+        if target.name in matches and matches[target.name]["opponent"] == target.opponent:
             log(f"[{index + 1}/{len(chosen)}] {target.name}: recorded, skipped")
             continue
         record = play_target(target, spec, factory, fair_komi, arguments.games,
@@ -381,6 +395,9 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--ratings-out", default="",
                         help="write the model's Elo against greedy per track to this ratings "
                              "file (for catena-zero export ratings=PATH)")
+    parser.add_argument("--transfer-opponent", default="",
+                        help="model file or checkpoint that side6-transfer plays instead of "
+                             "the bundled side6.pt")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--list", action="store_true", help="print the match names and exit")

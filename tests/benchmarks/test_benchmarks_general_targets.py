@@ -60,6 +60,26 @@ def test_a_match_is_recorded_then_resumed(tmp_path: Path, capsys) -> None:
     assert "--exact-endgame-cells must be >= 0" in capsys.readouterr().err
 
 
+def test_the_transfer_match_takes_another_single_side_net(tmp_path: Path, capsys) -> None:
+    opponent = bundled_model_path(4)  # any model file stands in for a side-6-only net
+    assert general_targets.targets(f"model:{opponent}")[-1].opponent == f"model:{opponent}"
+    assert general_targets.targets()[-1].opponent == f"model:{bundled_model_path(6)}"
+    out = tmp_path / "targets.json"
+    common = [f"model={bundled_model_path(4)}", "games=2", "simulations=1", f"--json={out}",
+              "--komi", "6/komi/standard=6", "--only", "side6-transfer"]
+    assert general_targets.main(common) == 0
+    bundled = json.loads(out.read_text())["matches"]["side6-transfer"]
+    assert bundled["opponent"] == f"model:{bundled_model_path(6)}"
+    # Resumed against another opponent, the recorded match is not kept but played again.
+    assert general_targets.main([*common, "--resume", f"--transfer-opponent={opponent}"]) == 0
+    assert "recorded, skipped" not in capsys.readouterr().out
+    replayed = json.loads(out.read_text())["matches"]["side6-transfer"]
+    assert replayed["opponent"] == f"model:{opponent}" and replayed["result"]["num_games"] == 2
+    assert general_targets.main([*common, "--transfer-opponent", str(tmp_path / "absent.pt")]) == 2
+    error = capsys.readouterr().err
+    assert "--transfer-opponent" in error and "no such file" in error
+
+
 def test_greedy_matches_rate_their_tracks(tmp_path: Path, capsys) -> None:
     out, ratings_file = tmp_path / "targets.json", tmp_path / "ratings.json"
     common = [f"model={bundled_model_path(4)}", "games=2", "simulations=1", f"--json={out}"]
