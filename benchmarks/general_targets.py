@@ -322,7 +322,7 @@ def run(arguments: argparse.Namespace, log: Callable[[str], None] = print) -> di
     fair_komi = FairKomi(model_path, factory, spec, settings["komi"])
     started = time.perf_counter()
     for index, target in enumerate(chosen):
-        if target.name in matches and matches[target.name]["opponent"] == target.opponent:
+        if matches.get(target.name, {}).get("opponent") == target.opponent:
             log(f"[{index + 1}/{len(chosen)}] {target.name}: recorded, skipped")
             continue
         record = play_target(target, spec, factory, fair_komi, arguments.games,
