@@ -296,6 +296,12 @@ def parse_komis(items: list[str]) -> dict[str, int]:
     return komis
 
 
+def network_spec(path: Path) -> str:
+    """The arena agent spec of a network file: "model:PATH" or "checkpoint:PATH", by its
+    header."""
+    return f"{network_file_kind(path)}:{path}"
+
+
 def run(arguments: argparse.Namespace, log: Callable[[str], None] = print) -> dict:
     """Play the selected targets (skipping those of a resumed report); the report."""
     opponent = ""
@@ -303,11 +309,10 @@ def run(arguments: argparse.Namespace, log: Callable[[str], None] = print) -> di
         opponent_path = Path(arguments.transfer_opponent)
         if not opponent_path.is_file():
             raise ValueError(f"--transfer-opponent {opponent_path}: no such file")
-        opponent = f"{network_file_kind(opponent_path)}:{opponent_path}"
+        opponent = network_spec(opponent_path)
     chosen = select(targets(opponent), arguments.only)
     model_path = Path(arguments.model)
-    kind = network_file_kind(model_path)
-    spec = f"{kind}:{model_path}"
+    spec = network_spec(model_path)
     # The search play and gtp use (no root noise), at the asked budget and endgame solving.
     search = PlayerConfig(simulations=arguments.simulations,
                           exact_endgame_cells=arguments.exact_endgame_cells).search_config()
