@@ -45,6 +45,10 @@ from catena_zero.komi.config import SolveConfig
 from catena_zero.komi.exact import exact_fair_komi
 from catena_zero.mcts.config import SearchConfig
 
+# what `catena-zero arena --help` lists: the keys this command reads (the rest of the
+# composed config is the training schema, there so that presets apply)
+HELP_KEYS = ("board", "rules", "mcts", "arena")
+
 KOMI_SOURCES = {"given": "arena.komi", "exact": "the exact fair komi",
                 "estimate": "the newest checkpoint's fair-komi estimate, rounded",
                 "none": "no fair komi known: give arena.komi"}

@@ -19,6 +19,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from omegaconf import OmegaConf
+
 from catena_zero.cli.common import (
     ConfigError,
     InputFileError,
@@ -117,11 +119,17 @@ def load_subcommand(name: str):
 
 
 def subcommand_help(name: str, module) -> str:
-    """The subcommand's docstring followed by its default composed config, when it has one."""
+    """The subcommand's docstring followed by its default composed config, when it has one:
+    only the top-level keys the subcommand reads when it names them in `HELP_KEYS` (a
+    config that composes the training schema so that presets apply lists much it ignores)."""
     text = (module.__doc__ or f"catena-zero {name}").strip()
     if (config_dir() / f"{name}.yaml").exists():
+        config = compose(name, [])
+        keys = getattr(module, "HELP_KEYS", None)
+        if keys:
+            config = OmegaConf.masked_copy(config, [key for key in keys if key in config])
         text += f"\n\nDefault config (configs/{name}.yaml, override with key=value):\n\n"
-        text += format_config(compose(name, []))
+        text += format_config(config)
     return text
 
 

@@ -37,7 +37,7 @@ from catena_zero.data.atomic import atomic_write_text
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.network.config import NetworkConfig
 from catena_zero.pipeline.config import LoopConfig, RuntimeConfig, TrainLoopConfig
-from catena_zero.pipeline.run import run_training
+from catena_zero.pipeline.run import check_gating_registry, run_training
 from catena_zero.pipeline.tracks import MixConfig
 from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.train.config import TrainConfig
@@ -69,6 +69,8 @@ def main(overrides: list[str]) -> int:
     loop_config = build_config(config)  # validate everything before touching the disk
     runtime = to_dataclass(RuntimeConfig, config.runtime, "runtime")
     gating = to_dataclass(TrainingGateConfig, config.gating, "gating")
+    # A damaged champion registry is refused now, before the run directory is touched.
+    check_gating_registry(gating, loop_config.loop.run_dir)
     run_dir = prepare_run_dir(loop_config.loop.run_dir, config, name="train",
                               resume=loop_config.loop.resume)
     loop_config = dataclasses.replace(

@@ -1,21 +1,74 @@
-"""Atomic file writes: every file another process may read is written to `<name>.tmp-<pid>`,
-fsynced, then renamed over its final name, so a reader sees the old file or the new one,
-never half of one. Readers ignore `*.tmp-*` names (see `list_shards`)."""
+"""Atomic file writes and safe reads of files a person names.
+
+Every file another process may read is written to `<name>.tmp-<pid>`, fsynced, then renamed
+over its final name, so a reader sees the old file or the new one, never half of one.
+Readers ignore `*.tmp-*` names (see `list_shards`).
+
+A rename replaces whatever the name pointed at, so a target that exists and is not a regular
+file (a directory, a FIFO, a device such as /dev/null, a socket) is refused before anything
+is written. A symbolic link is followed: its final target is the file written (and refused
+in the same way when it is not a regular file). Reads of a named file open it without
+blocking and refuse anything but a regular file, so a FIFO cannot hang the reader.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"))
+
+
+class NotRegularFileError(OSError):
+    """A path that names something other than a regular file where one is needed."""
+
+    def __init__(self, path: str | os.PathLike, kind: str):
+        super().__init__(errno.EINVAL, f"not a regular file ({kind})", str(path))
+
+    def __str__(self) -> str:
+        return f"{self.filename} is {self.strerror}"
+
+
+def file_kind(mode: int) -> str:
+    """'a directory', 'a FIFO', ... for a st_mode that is not a regular file's."""
+    for test, kind in _KINDS:
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
+def write_target(path: str | os.PathLike) -> Path:
+    """The file a write to `path` replaces: `path` itself, or the final target of a symbolic
+    link. NotRegularFileError if that exists and is not a regular file."""
+    path = Path(path)
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError:
+        mode = None  # unreachable parents etc.: the write itself says why
+    if mode is not None and not stat.S_ISREG(mode):
+        raise NotRegularFileError(path, file_kind(mode))
+    if not target.name or target.name in (".", ".."):
+        raise NotRegularFileError(path, "a directory")
+    return target
 
 
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike) -> Iterator[BinaryIO]:
     """A binary handle whose contents replace `path` atomically when the block ends without
-    an exception (parent directories are created); on an exception `path` is untouched."""
-    path = Path(path)
+    an exception (parent directories are created); on an exception `path` is untouched.
+    NotRegularFileError, before anything is written, when `path` (or the target of a
+    symbolic link there) exists and is not a regular file."""
+    path = write_target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     try:
@@ -23,7 +76,10 @@ def atomic_open(path: str | os.PathLike) -> Iterator[BinaryIO]:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(temporary, path)
+        try:
+            os.replace(temporary, path)
+        except OSError as error:  # name the file asked for, not the temporary one
+            raise OSError(error.errno, error.strerror, str(path)) from None
     finally:
         if temporary.exists():
             temporary.unlink()
@@ -36,3 +92,26 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def read_regular_file(path: str | os.PathLike, max_bytes: int) -> bytes:
+    """At most `max_bytes + 1` bytes of the regular file at `path` (so a caller can tell a
+    file that is too large). The file is opened without blocking, and anything but a regular
+    file (a FIFO, a device, a directory) is refused with NotRegularFileError before a byte
+    is read; other failures are OSError."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFileError(path, file_kind(mode))
+        os.set_blocking(descriptor, True)
+        chunks, remaining = [], max_bytes + 1
+        while remaining > 0:
+            chunk = os.read(descriptor, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(descriptor)

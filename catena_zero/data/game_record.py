@@ -19,6 +19,7 @@ defect, from a stray byte to an illegal move or a result the moves do not reach,
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import re
@@ -28,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from catena_zero import __version__
-from catena_zero.data.atomic import atomic_write_text
+from catena_zero.data.atomic import NotRegularFileError, atomic_write_text, read_regular_file
 from catena_zero.data.sgf_reader import RecordError, read_game_tree, shown_value
 from catena_zero.rules import BLACK, EMPTY, WHITE, Game, GameType, Rules
 
@@ -123,6 +124,26 @@ def record_from_game(game: Game, black_player: str = "", white_player: str = "",
                       event=event, swapped=swapped)
 
 
+def carry_annotations(record: GameRecord, source: GameRecord | None) -> GameRecord:
+    """`record` with the annotations of `source` (a record it was loaded from) where the two
+    games agree: the root comment, event and game name when the rules and komi are the same,
+    and each move's comment and analysis (`CZ`) along the moves both records share from the
+    start. Moves played after the load, or after an undo took the game elsewhere, keep their
+    own. `record` is changed in place and returned."""
+    if source is None or source.rules != record.rules or source.komi != record.komi:
+        return record
+    for name in ("comment", "event", "game_name"):
+        if not getattr(record, name):
+            setattr(record, name, getattr(source, name))
+    for index, (move, loaded) in enumerate(zip(record.moves, source.moves, strict=False)):
+        if (move.colour, move.action) != (loaded.colour, loaded.action):
+            break
+        record.moves[index] = dataclasses.replace(
+            move, comment=move.comment or loaded.comment,
+            analysis=move.analysis if move.analysis is not None else loaded.analysis)
+    return record
+
+
 def record_from_actions(rules: Rules, komi: int, actions, **properties) -> GameRecord:
     """The record of a game given by its actions (they are replayed, so must be legal)."""
     game = Game(rules, komi=int(komi))
@@ -207,8 +228,9 @@ def load_record(path: str | os.PathLike) -> GameRecord:
     """Read and check a record file; RecordError (one line) for any problem."""
     path = Path(path)
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_RECORD_BYTES + 1)
+        data = read_regular_file(path, MAX_RECORD_BYTES)
+    except NotRegularFileError as error:
+        raise RecordError(f"cannot read {path}: it is {error.strerror}") from error
     except OSError as error:
         raise RecordError(f"cannot read {path}: {error.strerror or error}") from error
     try:

@@ -40,7 +40,7 @@ class _Reader:
         self.skip_space()
         if self.position >= len(self.text) or self.text[self.position] != char:
             found = "the end" if self.position >= len(self.text) else \
-                repr(self.text[self.position])
+                character_kind(self.text[self.position])
             self.fail(f"expected {what}, found {found}")
         self.position += 1
 
@@ -61,7 +61,7 @@ class _Reader:
             elif char == "(":
                 self.fail("variations are not supported: a record is one line of play")
             else:
-                self.fail(f"expected ';' or ')', found {char!r}")
+                self.fail(f"expected ';' or ')', found {character_kind(char)}")
         if not nodes:
             self.fail("the game tree has no node")
         self.skip_space()
@@ -79,7 +79,7 @@ class _Reader:
             match = IDENTIFIER.match(self.text, self.position)
             if match is None:
                 self.fail(f"{what}: expected a property name (upper-case letters), found "
-                          f"{self.text[self.position]!r}")
+                          f"{character_kind(self.text[self.position])}")
             identifier = match.group(0)
             self.position = match.end()
             if identifier in properties:
@@ -119,6 +119,22 @@ class _Reader:
                 self.fail(f"{what}: the value is longer than {MAX_VALUE_CHARS} characters")
         self.position = position + 1
         return "".join(out)
+
+
+def character_kind(char: str) -> str:
+    """What kind of character `char` is, for an error message: a refusal names the problem,
+    never the content (the file may be something private that is not a record at all)."""
+    if char in "();[]":
+        return repr(char)  # SGF's own punctuation says where the structure broke
+    if char.isdigit():
+        return "a digit"
+    if char.isalpha() and char.isascii():
+        return "a lower-case letter" if char.islower() else "an upper-case letter"
+    if char < " " or char == "\x7f":
+        return "a control character"
+    if not char.isascii():
+        return "a non-ASCII character"
+    return "a punctuation character"
 
 
 def shown_value(text, brackets: bool = True) -> str:

@@ -31,7 +31,7 @@ from catena_zero.pipeline.config import TrainLoopConfig
 from catena_zero.pipeline.messages import CheckpointEvent, CheckpointHook
 from catena_zero.pipeline.metrics import RunLog
 from catena_zero.pipeline.probe import probe_due, run_probe
-from catena_zero.pipeline.progress import ProgressReporter, describe_run
+from catena_zero.pipeline.progress import ProgressReporter, describe_run, side_time_shares
 from catena_zero.pipeline.steps import (
     TrackPlayers,
     fair_komi_due,
@@ -75,11 +75,12 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
     window = ReplayWindow(shard_dir, window_samples=config.train.window_samples,
                           num_planes=trainer.net.num_planes)
     if config.mix.is_mixed:
-        window.set_track_shares(mix.shares_at(state.counters.iteration))
+        window.set_track_shares(mix.shares_of(state.clock))
     logger = RunLog(run_dir, state.counters.iteration, tensorboard=loop.tensorboard,
                     report_every=loop.report_every)
     reporter = ProgressReporter(loop, state.counters.iteration, unit="it",
-                                header=describe_run(config, runtime="inline"))
+                                header=describe_run(config, runtime="inline",
+                                                    clock=state.clock))
     start_time = time.monotonic()
     deadline = start_time + 60.0 * loop.max_minutes if loop.max_minutes else math.inf
     summary: dict[str, Any] = {"run_dir": str(run_dir), "resumed_from_iteration":
@@ -90,7 +91,7 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
             counters = state.counters
             iteration = counters.iteration
             iteration_started = time.monotonic()
-            track = mix.next_track(iteration, state.track_iterations)
+            track = mix.next_track(state.clock)
             engine, evaluator, komi_sampler = players.of(track)
             if fair_komi_due(state, track, config.selfplay.fair_komi_every):
                 refresh_fair_komi(state, engine, evaluator, config.selfplay,
@@ -100,9 +101,9 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
                                         shard_dir / shard_filename(iteration), iteration,
                                         trainer.step, generators["selfplay"],
                                         games_dir=run_dir / "games")
-            state.track_iterations[track.key] = state.track_iterations.get(track.key, 0) + 1
+            state.clock.add(track.key, played.stats.seconds)
             if config.mix.is_mixed:
-                window.set_track_shares(mix.shares_at(iteration + 1))
+                window.set_track_shares(mix.shares_of(state.clock))
             learned = learner_iteration(trainer, window, config.train, generators["train"],
                                         None if config.mix.is_mixed else engine.rules.board)
             players.refresh()
@@ -119,7 +120,10 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
                 logger.log_probe(iteration + 1, trainer.step, probed)
                 summary["probe"] = probed
             logger.log(iteration + 1, trainer.step, scalars)
-            reporter.update(iteration + 1, _postfix(scalars))
+            postfix = _postfix(scalars)
+            if config.mix.is_mixed:  # the realised shares of self-play time, by side
+                postfix["time"] = side_time_shares(state.clock)
+            reporter.update(iteration + 1, postfix)
             summary["last"] = scalars
             if (iteration + 1) % loop.checkpoint_every == 0 or last or _finished(
                     loop, iteration + 1, deadline):
@@ -138,6 +142,7 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
         "fair_komi": state.fair_komi,
         "fair_komis": dict(state.fair_komis),
         "track_iterations": dict(state.track_iterations),
+        "track_seconds": dict(state.track_seconds),
         "checkpoint": str(last_checkpoint or latest_checkpoint(checkpoint_dir) or ""),
         "minutes": (time.monotonic() - start_time) / 60.0,
     })

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import torch
 
+from catena_zero.pipeline.tracks import TrackClock
 from catena_zero.rules import Track
 from catena_zero.selfplay.selfplay import SelfPlayStats
 from catena_zero.train.checkpoint import Counters
@@ -71,3 +72,9 @@ class LoopState:
     fair_komi: float | None = None  # the first track's estimate; None until the first one
     fair_komis: dict[str, float] = field(default_factory=dict)  # Track.key -> its estimate
     track_iterations: dict[str, int] = field(default_factory=dict)  # Track.key -> iterations
+    track_seconds: dict[str, float] = field(default_factory=dict)  # Track.key -> self-play s
+
+    @property
+    def clock(self) -> TrackClock:
+        """The mix's clock over this state's own dicts (adding to it updates the state)."""
+        return TrackClock(iterations=self.track_iterations, seconds=self.track_seconds)

@@ -14,6 +14,13 @@ Lines are appended whole, one write each; a reader skips a last line cut short b
 A resumed run first drops the lines of iterations after its checkpoint (rewriting the file
 atomically), as TensorBoard's purge_step does for its events.
 
+A damaged file stops neither a resumed run nor the report: every line is checked (UTF-8,
+JSON, each field's type and range), a bad one is skipped and the first is named in one
+warning line with the count of the others, and a resumed run keeps the file as it was
+beside it (`metrics.jsonl.unreadable`) before rewriting it with the sound records. Only a
+file that cannot be read at all is refused (MetricsError): anything but a regular file (a
+FIFO would block its reader) is never opened for reading, and a resumed run moves it aside.
+
 Gate results reach the log from the gate records in `<run_dir>/gates/` (written by the
 training gate wherever it runs: inline, or in the Ray evaluator actor), read each iteration.
 """
@@ -22,24 +29,38 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from catena_zero.arena.stats import elo_from_score
 from catena_zero.arena.training_gate import read_gate_record
-from catena_zero.data.atomic import atomic_write_text
+from catena_zero.data.atomic import atomic_write_bytes, atomic_write_text
 
 METRICS_FILE = "metrics.jsonl"
 METRICS_FORMAT = "catena_zero.run_metrics"
 METRICS_FORMAT_VERSION = 1
 KINDS = ("iteration", "probe", "gate")
+RECORD_FIELDS = ("format", "format_version", "kind", "iteration", "step", "time", "values")
 ELO_LIMIT = 800.0  # a gate won or lost 100% is plotted at +-800 Elo, not at infinity
 
 
 class MetricsError(ValueError):
-    """A metrics file that cannot be read (named, with the reason)."""
+    """A metrics file that cannot be read at all (named, with the reason): not a regular
+    file, or not readable. A bad line is skipped instead (`MetricsRead.bad_lines`)."""
+
+
+# The largest iteration or step a record may hold: beyond it the plot's float axis no longer
+# tells neighbouring integers apart, and no run comes near it.
+MAX_COUNT = 2**53
+# The largest magnitude of a value: no measurement comes near it, and the report's axes
+# break on a range near the float limit (their width overflows).
+MAX_VALUE = 1e15
 
 
 def metrics_path(run_dir: str | Path) -> Path:
@@ -47,42 +68,241 @@ def metrics_path(run_dir: str | Path) -> Path:
 
 
 def _record(kind: str, iteration: int, step: int, values: dict[str, float]) -> dict[str, Any]:
+    """A record of `values`, without those a reader would refuse (not finite, too large)."""
     return {"format": METRICS_FORMAT, "format_version": METRICS_FORMAT_VERSION, "kind": kind,
             "iteration": int(iteration), "step": int(step), "time": time.time(),
             "values": {name: float(value) for name, value in values.items()
-                       if value is not None and math.isfinite(float(value))}}
+                       if value is not None and _is_finite_number(float(value), MAX_VALUE)}}
 
 
-def read_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
-    """The records of a run's metrics.jsonl, in order ([] when there is none). A last line
-    cut short is skipped; any other bad line raises MetricsError naming the file and line."""
-    path = metrics_path(run_dir)
+def warn(message: str) -> None:
+    """A warning line on stderr (the default `log` of the readers here)."""
+    print(message, file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class MetricsRead:
+    """A metrics file as read: its bytes, the records that are sound (in order, with the
+    record's own fields only), the lines skipped as (line number, problem), and whether its
+    last line was a write cut short by a kill (skipped without a word)."""
+
+    path: Path
+    data: bytes
+    records: list[dict[str, Any]]
+    bad_lines: list[tuple[int, str]]
+    torn: bool
+
+    def warning(self) -> str | None:
+        """One line naming the file, the first bad line and its problem, and how many more
+        were skipped; None when every line was sound."""
+        if not self.bad_lines:
+            return None
+        number, problem = self.bad_lines[0]
+        line = f"warning: {self.path}:{number}: {problem}; skipped"
+        more = [str(number) for number, _ in self.bad_lines[1:]]
+        if more:
+            shown = ", ".join(more[:5]) + (", ..." if len(more) > 5 else "")
+            line += f", with {len(more)} more bad line{'s' if len(more) > 1 else ''} ({shown})"
+        return line
+
+
+def _read_regular(path: Path) -> bytes | None:
+    """The bytes of the regular file at `path`, None when there is none. Anything else there
+    (a FIFO, a device, a directory) is refused before it is opened for reading: a FIFO with
+    no writer would block the reader for ever. The open does not block either, and is
+    checked again, in case the file was swapped between the two looks."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        mode = os.stat(path).st_mode
     except FileNotFoundError:
-        return []
+        return None
     except OSError as error:
-        raise MetricsError(f"{path}: cannot be read ({error})") from None
-    records = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
+        raise MetricsError(f"{path}: cannot be read ({error.strerror or error})") from None
+    if not stat.S_ISREG(mode):
+        raise MetricsError(f"{path}: not a regular file ({_file_kind(mode)}); not read")
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise MetricsError(f"{path}: cannot be read ({error.strerror or error})") from None
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            raise MetricsError(f"{path}: not a regular file ({_file_kind(mode)}); not read")
+        os.set_blocking(descriptor, True)
+        with os.fdopen(descriptor, "rb", closefd=False) as handle:
+            return handle.read()
+    except OSError as error:
+        raise MetricsError(f"{path}: cannot be read ({error.strerror or error})") from None
+    finally:
+        os.close(descriptor)
+
+
+def _file_kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
+def read_metrics_file(run_dir: str | Path) -> MetricsRead | None:
+    """The run's metrics.jsonl, line by line (None when there is none). A line that is not
+    UTF-8, not JSON (nested too deeply, say) or not a sound record is listed in `bad_lines`
+    and skipped; MetricsError only when the file itself cannot be read (not a regular
+    file, no permission)."""
+    path = metrics_path(run_dir)
+    data = _read_regular(path)
+    if data is None:
+        return None
+    lines = data.split(b"\n")  # a file ending in a newline leaves an empty last piece
+    records, bad_lines, torn = [], [], False
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
             continue
         try:
-            record = json.loads(line)
-        except ValueError:
-            if number == len(lines):
-                break  # the write a kill cut short
-            raise MetricsError(f"{path}:{number}: not a JSON line") from None
-        if not isinstance(record, dict) or record.get("format") != METRICS_FORMAT:
-            raise MetricsError(f"{path}:{number}: not a {METRICS_FORMAT} record")
-        if record.get("format_version") != METRICS_FORMAT_VERSION:
-            raise MetricsError(f"{path}:{number}: format version "
-                               f"{record.get('format_version')!r}, this code reads "
-                               f"{METRICS_FORMAT_VERSION}")
-        if record.get("kind") not in KINDS or not isinstance(record.get("values"), dict):
-            raise MetricsError(f"{path}:{number}: kind must be one of {KINDS} with values")
-        records.append(record)
-    return records
+            record = json.loads(raw.decode("utf-8"))
+        except (ValueError, RecursionError) as error:  # UnicodeDecodeError is a ValueError
+            if number == len(lines):  # no newline after it: the write a kill cut short
+                torn = True
+            else:
+                bad_lines.append((number, _undecodable(error)))
+            continue
+        problem = record_problem(record)
+        if problem is not None:
+            bad_lines.append((number, problem))
+            continue
+        records.append({name: record[name] for name in RECORD_FIELDS})
+    return MetricsRead(path, data, records, bad_lines, torn)
+
+
+def _undecodable(error: Exception) -> str:
+    if isinstance(error, UnicodeDecodeError):
+        return f"not UTF-8 text (byte {error.start} of the line)"
+    if isinstance(error, RecursionError):
+        return "not a JSON line (nested too deeply)"
+    return "not a JSON line"
+
+
+def read_metrics(run_dir: str | Path, log: Callable[[str], None] | None = warn
+                 ) -> list[dict[str, Any]]:
+    """The sound records of a run's metrics.jsonl, in order ([] when there is none). Bad
+    lines are skipped, and said in one line through `log`; a last line cut short by a kill
+    is skipped silently. MetricsError when the file cannot be read at all."""
+    read = read_metrics_file(run_dir)
+    if read is None:
+        return []
+    if log is not None and read.warning() is not None:
+        log(read.warning())
+    return read.records
+
+
+def _is_integer(value: Any, low: int, high: int = MAX_COUNT) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def _is_finite_number(value: Any, limit: float = math.inf) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(float(value)) and abs(float(value)) <= limit
+    except OverflowError:  # an integer too large for a float
+        return False
+
+
+def _shown(value: Any) -> str:
+    """A short description of a bad value for a message (no repr of a container, which may
+    be nested deeply or be huge)."""
+    if isinstance(value, dict | list):
+        return f"an {'object' if isinstance(value, dict) else 'array'}"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def record_problem(record: Any) -> str | None:
+    """What is wrong with a decoded metrics line, None when it is a sound record: the format
+    and its version, the kind, an iteration and a step that are integers in range, a finite
+    time, and values mapping names to numbers within +-MAX_VALUE (a gate's names
+    `gate/<track>/...`, a probe's `probe/...`)."""
+    if not isinstance(record, dict):
+        return f"not a {METRICS_FORMAT} record ({_shown(record)})"
+    if record.get("format") != METRICS_FORMAT:
+        return f"not a {METRICS_FORMAT} record (format {_shown(record.get('format'))})"
+    version = record.get("format_version")
+    if not _is_integer(version, METRICS_FORMAT_VERSION, METRICS_FORMAT_VERSION):
+        return f"format version {_shown(version)}, this code reads {METRICS_FORMAT_VERSION}"
+    kind = record.get("kind")
+    if not isinstance(kind, str) or kind not in KINDS:
+        return f"kind {_shown(kind)}, expected one of {', '.join(KINDS)}"
+    if not _is_integer(record.get("iteration"), 0):
+        return f"iteration {_shown(record.get('iteration'))}, expected an integer >= 0"
+    if not _is_integer(record.get("step"), -1):
+        return f"step {_shown(record.get('step'))}, expected an integer >= -1"
+    if not _is_finite_number(record.get("time")):
+        return f"time {_shown(record.get('time'))}, expected a finite number"
+    values = record.get("values")
+    if not isinstance(values, dict):
+        return f"values {_shown(values)}, expected an object of numbers"
+    for name, value in values.items():
+        if not _is_finite_number(value, MAX_VALUE):
+            return (f"value {_shown(name)} is {_shown(value)}, expected a number within "
+                    f"+-{MAX_VALUE:g}")
+        if kind != "iteration" and not _fits_kind(name, kind):
+            return f"value name {_shown(name)} does not fit a {kind} record"
+    return None
+
+
+def _fits_kind(name: str, kind: str) -> bool:
+    """A gate's value names are `gate/<track>/<what>`; a probe's start with `probe/`."""
+    parts = name.split("/")
+    if kind == "gate":
+        return len(parts) >= 3 and parts[0] == "gate" and bool(parts[1])
+    return parts[0] == "probe"
+
+
+def resume_metrics(run_dir: str | Path, start_iteration: int,
+                   log: Callable[[str], None] | None = warn) -> set[tuple[int, str]]:
+    """Make the run's metrics.jsonl fit a run resumed at `start_iteration`: keep the sound
+    records of iterations up to it and every gate's (the work after it is done again, the
+    gates are not); returns the (iteration, track) of the gates kept, logged already.
+
+    Bad lines are dropped with one warning line through `log`, the file as it was kept
+    beside it as metrics.jsonl.unreadable; a last line a kill cut short is dropped silently.
+    A file that cannot be read at all (a FIFO, a directory, no permission) is moved aside
+    to that name unopened and the run logs anew. The file is rewritten (atomically) only
+    when something in it is dropped or its last line lacks its newline."""
+    path = metrics_path(run_dir)
+    aside = path.with_name(path.name + ".unreadable")
+    try:
+        read = read_metrics_file(run_dir)
+    except MetricsError as error:  # keep it for the user; log beside it anew
+        path.replace(aside)
+        _say(log, f"warning: {error}; moved to {aside.name}, the run logs anew")
+        return set()
+    if read is None:
+        return set()
+    kept = [record for record in read.records
+            if record["iteration"] <= start_iteration or record["kind"] == "gate"]
+    if read.bad_lines:
+        try:
+            atomic_write_bytes(aside, read.data)
+            kept_as = f"the file as it was is kept as {aside.name}"
+        except OSError as error:  # the bad lines are named all the same
+            kept_as = f"the file as it was could not be kept as {aside.name} ({error})"
+        _say(log, f"{read.warning()}; {kept_as}")
+    # A line cut short, or a last line without its newline, would join the next one appended.
+    if (read.bad_lines or read.torn or len(kept) != len(read.records)
+            or (read.data and not read.data.endswith(b"\n"))):
+        atomic_write_text(path, "".join(json.dumps(record, sort_keys=True) + "\n"
+                                        for record in kept))
+    return {(record["iteration"], name.split("/")[1])
+            for record in kept if record["kind"] == "gate" for name in record["values"]}
+
+
+def _say(log: Callable[[str], None] | None, line: str) -> None:
+    if log is not None:
+        log(line)
 
 
 def gate_values(entry: dict[str, Any]) -> dict[str, float]:
@@ -91,7 +311,7 @@ def gate_values(entry: dict[str, Any]) -> dict[str, float]:
     track = entry["track"]
     values = {f"gate/{track}/accepted": float(bool(entry.get("promoted")))}
     score = entry.get("score")
-    if isinstance(score, int | float) and not isinstance(score, bool) and entry.get("games"):
+    if _is_finite_number(score) and entry.get("games"):
         values[f"gate/{track}/win_rate"] = float(score)
         elo = float(elo_from_score(min(max(float(score), 0.0), 1.0)))
         values[f"gate/{track}/elo"] = max(-ELO_LIMIT, min(ELO_LIMIT, elo))
@@ -115,39 +335,20 @@ class RunLog:
     by close(), which also draws the report a last time."""
 
     def __init__(self, run_dir: str | Path, start_iteration: int, tensorboard: bool = True,
-                 report_every: int = 0):
+                 report_every: int = 0, log: Callable[[str], None] | None = warn):
         self.run_dir = Path(run_dir)
         self.path = metrics_path(self.run_dir)
         self.report_every = report_every
+        self.warning_log = log  # a damaged metrics file, a report not drawn
         self.writer = None
         if tensorboard:
             from torch.utils.tensorboard import SummaryWriter
 
             self.writer = SummaryWriter(str(self.run_dir / "tensorboard"),
                                         purge_step=start_iteration + 1)
-        self.gates_seen: set[tuple[int, str]] = set()
-        self._truncate(start_iteration)
+        self.gates_seen = resume_metrics(self.run_dir, start_iteration, log)
         self.report_failed = False
-
-    def _truncate(self, start_iteration: int) -> None:
-        """Keep the records of iterations up to the checkpoint resumed from (the work after it
-        is done again); remember the gates already logged."""
-        if not self.path.exists():
-            return
-        try:
-            records = read_metrics(self.run_dir)
-        except MetricsError as error:  # keep the file for the user; log beside it anew
-            self.path.replace(self.path.with_name(self.path.name + ".unreadable"))
-            print(f"warning: {error}; kept as {self.path.name}.unreadable", file=sys.stderr)
-            return
-        kept = [record for record in records
-                if record["iteration"] <= start_iteration or record["kind"] == "gate"]
-        self.gates_seen = {(record["iteration"], name.split("/")[1])
-                           for record in kept if record["kind"] == "gate"
-                           for name in record["values"]}
-        if len(kept) != len(records):
-            atomic_write_text(self.path, "".join(json.dumps(record, sort_keys=True) + "\n"
-                                                 for record in kept))
+        self.said: set[str] = set()  # the report's reading warnings, each said once
 
     def _append(self, kind: str, iteration: int, step: int, values: dict[str, float]) -> None:
         line = json.dumps(_record(kind, iteration, step, values), sort_keys=True) + "\n"
@@ -184,15 +385,19 @@ class RunLog:
         logged = []
         for path in sorted(directory.glob("gate-iter*.json")):
             record = read_gate_record(path)
-            if record is None or not isinstance(record.get("iteration"), int):
+            # A gate record is a file like any other: fields of the wrong type are passed
+            # over here rather than stop the run (or be logged where the reader skips them).
+            if record is None or not _is_integer(record.get("iteration"), 0):
                 continue
+            step = record.get("step")
+            step = step if _is_integer(step, -1) else -1
             for entry in gate_entries(record):
                 key = (record["iteration"], entry["track"])
-                if key in self.gates_seen:
+                if key in self.gates_seen or not entry["track"] or "/" in entry["track"]:
                     continue
                 self.gates_seen.add(key)
                 values = gate_values(entry)
-                self._append("gate", record["iteration"], int(record.get("step", -1)), values)
+                self._append("gate", record["iteration"], step, values)
                 self._scalars(record["iteration"], values)
                 logged.append(values)
         return logged
@@ -202,13 +407,19 @@ class RunLog:
         from catena_zero.pipeline.report import write_report
 
         try:
-            return write_report(self.run_dir)
+            return write_report(self.run_dir, log=self._warn_once)
         except Exception as error:  # noqa: BLE001 - a plot must never stop training
             if not self.report_failed:
                 self.report_failed = True
-                print(f"warning: report not drawn: {type(error).__name__}: {error}",
-                      file=sys.stderr)
+                _say(self.warning_log,
+                     f"warning: report not drawn: {type(error).__name__}: {error}")
             return None
+
+    def _warn_once(self, line: str) -> None:
+        """A warning of the report's reading, said once however often it is redrawn."""
+        if line not in self.said:
+            self.said.add(line)
+            _say(self.warning_log, line)
 
     def close(self) -> None:
         self.poll_gates()

@@ -20,7 +20,8 @@ import time
 from collections.abc import Callable
 
 from catena_zero.pipeline.config import LoopConfig, TrainLoopConfig
-from catena_zero.pipeline.tracks import TrackMix
+from catena_zero.pipeline.tracks import TrackClock, TrackMix
+from catena_zero.rules import Track
 
 
 def format_minutes(seconds: float) -> str:
@@ -45,16 +46,44 @@ def describe_bound(loop: LoopConfig) -> str:
     return parts[0]
 
 
-def describe_run(config: TrainLoopConfig, runtime: str, detail: str = "") -> str:
+def side_time_shares(clock: TrackClock) -> str:
+    """The realised shares of self-play time by board side, all variants of a side
+    together: `4:12% 6:41% 8:20%` (empty before any)."""
+    by_side: dict[int, float] = {}
+    for key, share in clock.time_shares().items():
+        side = Track.parse(key).side
+        by_side[side] = by_side.get(side, 0.0) + share
+    return " ".join(f"{side}:{100 * share:.0f}%" for side, share in sorted(by_side.items()))
+
+
+def describe_mix(config: TrainLoopConfig, clock: TrackClock | None = None) -> str:
+    """What the mix's shares divide and its schedule, with the realised time shares of a
+    resumed run: `shares of self-play time, moving over 60 min (so far 4:12% 6:41%)`."""
+    mix = config.mix
+    if mix.clock == "seconds":
+        text = "shares of self-play time" + (
+            f", moving over {mix.schedule_minutes:g} min" if mix.schedule_minutes else "")
+    else:
+        text = "shares of iterations" + (
+            f", moving over {mix.schedule_iterations} iterations"
+            if mix.schedule_iterations else "")
+    realised = side_time_shares(clock) if clock is not None else ""
+    return text + (f" (so far by side {realised})" if realised else "")
+
+
+def describe_run(config: TrainLoopConfig, runtime: str, detail: str = "",
+                 clock: TrackClock | None = None) -> str:
     """The start-up line: tracks (and mix), network, search, games per iteration, runtime and
-    bound. `detail`: what the runtime adds (say, its actors)."""
+    bound. `detail`: what the runtime adds (say, its actors); `clock`: a resumed run's
+    track clock, whose realised time shares the line shows."""
     tracks = [str(track) for track in TrackMix(config.mix, config.rules).tracks]
     mix = ", ".join(tracks) if len(tracks) <= 4 else (
         f"{len(tracks)}: {', '.join(tracks[:3])}, ... {tracks[-1]}")
     network = config.network
     search, selfplay = config.search, config.selfplay
     parts = [
-        f"tracks {mix}" + (" (mixed, one size-general net)" if config.mix.is_mixed else ""),
+        f"tracks {mix}" + (f" (mixed, one size-general net; {describe_mix(config, clock)})"
+                           if config.mix.is_mixed else ""),
         f"net {network.blocks}x{network.channels}",
         f"search {search.algorithm} {selfplay.full_simulations}/{selfplay.cheap_simulations} "
         f"simulations (full {selfplay.full_search_probability:g})",

@@ -8,20 +8,27 @@
 The run redraws it every `loop.report_every` iterations and at its end; `catena-zero report
 RUN_DIR` draws it on demand. Written atomically (a viewer never sees half a PNG). matplotlib
 is imported here only, with the Agg backend (no display needed).
+
+Of a damaged metrics file the sound records are drawn and the bad lines named in one warning
+line (`pipeline.metrics.read_metrics`); names from the file are drawn as plain text, whatever
+characters they hold.
 """
 
 from __future__ import annotations
 
 import io
+import warnings
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from catena_zero.data.atomic import atomic_write_bytes
-from catena_zero.pipeline.metrics import read_metrics
+from catena_zero.pipeline.metrics import read_metrics, warn
 
 REPORT_FILE = "report.png"
 LOSSES = ("loss/policy", "loss/value", "loss/score", "loss/ownership")
+MAX_LABEL = 80  # characters of a legend label or title drawn
 
 
 class ReportError(ValueError):
@@ -43,14 +50,17 @@ def series(records: list[dict[str, Any]], kind: str, prefix: str
             for name, by_iteration in sorted(points.items())}
 
 
-def write_report(run_dir: str | Path, output: str | Path | None = None) -> Path:
+def write_report(run_dir: str | Path, output: str | Path | None = None,
+                 log: Callable[[str], None] | None = warn) -> Path:
     """Draw the report of the run in `run_dir` into `output` (default run_dir/report.png);
-    returns its path. ReportError when run_dir is not a directory; MetricsError (a
-    ValueError) for a damaged metrics file."""
+    returns its path. The sound records of a damaged metrics file are drawn, its bad lines
+    said in one line through `log`. ReportError when run_dir is not a directory;
+    MetricsError (a ValueError) when the metrics file cannot be read at all (not a regular
+    file, say)."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise ReportError(f"run directory {str(run_dir)!r} does not exist")
-    records = read_metrics(run_dir)
+    records = read_metrics(run_dir, log=log)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -62,12 +72,25 @@ def write_report(run_dir: str | Path, output: str | Path | None = None) -> Path:
     _gate_elo(elo, records)
     _losses(losses, records)
     losses.set_xlabel("iteration")
-    figure.suptitle(f"{run_dir.resolve().name}: strength and losses")
+    figure.suptitle(_label(f"{run_dir.resolve().name}: strength and losses"))
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=90)
+    with warnings.catch_warnings():  # a name's character no font has is drawn as a box
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+        figure.savefig(buffer, format="png", dpi=90)
     path = Path(output) if output is not None else run_dir / REPORT_FILE
     atomic_write_bytes(path, buffer.getvalue())
     return path
+
+
+def _label(text: str) -> str:
+    """`text` (names from the metrics file) safe to draw: a character the fonts cannot take
+    (a lone surrogate, a control character) shown as `?`, at most MAX_LABEL characters, and
+    `$` escaped, since matplotlib reads text between two of them as mathematics."""
+    text = text.encode("utf-8", "replace").decode("utf-8")
+    text = "".join(character if character.isprintable() else "?" for character in text)
+    if len(text) > MAX_LABEL:
+        text = text[:MAX_LABEL - 3] + "..."
+    return text.replace("$", r"\$")
 
 
 def _legend_or_note(axes, drawn: bool, note: str) -> None:
@@ -83,9 +106,10 @@ def _strength(axes, records) -> None:
     probes = series(records, "probe", "probe/")
     drawn = False
     for name, (iterations, values) in probes.items():
-        if name.endswith("/win_rate"):  # probe/<track>/<baseline>/win_rate
-            _, track, baseline, _ = name.split("/")
-            axes.plot(iterations, values, marker=".", label=f"{track} vs {baseline}")
+        parts = name.split("/")  # probe/<track>/<baseline>/win_rate; a baseline may hold "/"
+        if parts[-1] == "win_rate" and len(parts) >= 4:
+            track, baseline = parts[1], "/".join(parts[2:-1])
+            axes.plot(iterations, values, marker=".", label=_label(f"{track} vs {baseline}"))
             drawn = True
     gates = series(records, "gate", "gate/")
     for name, (iterations, values) in gates.items():
@@ -94,7 +118,7 @@ def _strength(axes, records) -> None:
             accepted = dict(zip(*gates.get(f"gate/{track}/accepted", ([], [])), strict=True))
             filled = ["black" if accepted.get(i) else "none" for i in iterations]
             axes.scatter(iterations, values, marker="D", facecolors=filled, edgecolors="black",
-                         label=f"{track} gate vs champion (filled: accepted)")
+                         label=_label(f"{track} gate vs champion (filled: accepted)"))
             drawn = True
     axes.axhline(0.5, color="grey", linewidth=0.8, linestyle=":")
     axes.set_ylim(-0.02, 1.02)
@@ -108,7 +132,7 @@ def _gate_elo(axes, records) -> None:
     drawn = False
     for name, (iterations, values) in series(records, "gate", "gate/").items():
         if name.endswith("/elo"):
-            axes.plot(iterations, values, marker="D", label=name.split("/")[1])
+            axes.plot(iterations, values, marker="D", label=_label(name.split("/")[1]))
             drawn = True
     axes.axhline(0.0, color="grey", linewidth=0.8, linestyle=":")
     axes.set_ylabel("Elo over the champion")

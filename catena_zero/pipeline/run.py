@@ -7,6 +7,8 @@ The gate hook (`catena_zero.arena.gating.make_training_gate`) is built here from
 `TrainingGateConfig`, so both runtimes gate the same checkpoints the same way. A relative
 `gating.gate.registry` (the default: champions.json) names a file inside the run directory,
 so a run writes nothing outside it; an absolute path shares one registry between runs.
+With gating on, the registry is read before anything else (`check_gating_registry`), so a
+damaged one is refused in one line at start-up, not when the first gate is due.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from catena_zero.arena.config import TrainingGateConfig
 from catena_zero.arena.gating import make_training_gate
+from catena_zero.arena.registry import ChampionRegistry
 from catena_zero.pipeline.config import RuntimeConfig, TrainLoopConfig
 
 
@@ -34,6 +37,7 @@ def run_training(config: TrainLoopConfig, runtime: RuntimeConfig | None = None,
     on_checkpoint = None
     if gating is not None:
         gating = registry_in_run_dir(gating, config.loop.run_dir)
+        check_gating_registry(gating, config.loop.run_dir)
         on_checkpoint = make_training_gate(config.rules, gating, search_config=config.search,
                                            device=config.loop.device, seed=config.loop.seed,
                                            log=log)
@@ -53,3 +57,19 @@ def registry_in_run_dir(gating: TrainingGateConfig, run_dir: str | Path) -> Trai
         return gating
     gate = dataclasses.replace(gating.gate, registry=str(Path(run_dir) / registry))
     return dataclasses.replace(gating, gate=gate)
+
+
+def check_gating_registry(gating: TrainingGateConfig | None, run_dir: str | Path | None) -> None:
+    """Read the champion registry a run with `gating` will gate against (its relative path
+    taken inside `run_dir`), so that a damaged one is refused before the run starts:
+    RegistryCorruptError, one line naming the file and the problem. Nothing is written. No
+    file yet is fine (the first gate creates it), and so is a relative path without a
+    `run_dir` (a new run directory holds no registry)."""
+    if gating is None or not gating.enabled:
+        return
+    registry = Path(gating.gate.registry).expanduser()
+    if not registry.is_absolute():
+        if not run_dir:
+            return
+        registry = Path(run_dir) / registry
+    ChampionRegistry(registry).read()

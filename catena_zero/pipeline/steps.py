@@ -166,17 +166,20 @@ def track_games(config: TrainLoopConfig, num_cells: int) -> tuple[int, int]:
 def selfplay_iteration(engine: Engine, evaluate_fn, config: TrainLoopConfig,
                        komi_sampler: KomiSampler, shard_path: str | Path, iteration: int,
                        weights_version: int, rng: np.random.Generator,
-                       games_dir: str | Path | None = None) -> SelfPlayResult:
+                       games_dir: str | Path | None = None,
+                       keep_games: bool = False) -> SelfPlayResult:
     """Play the track's games (`track_games`: `games_per_iteration`, more on small boards
     with `loop.batch_cells`) and write them as one shard (atomically); with
     `games_dir`, the first `loop.sample_games` games also as records there
-    (`iter<iteration>-game<k>.sgf`, docs/reference/records.md)."""
+    (`iter<iteration>-game<k>.sgf`, docs/reference/records.md). `keep_games` stores those
+    games in the shard's meta instead (`extra["sample_games"]`): a Ray worker does not know
+    the iteration its shard will become, the learner that adopts it writes them."""
     games, games_in_batch = track_games(config, engine.rules.board.num_cells)
     selfplay_config = dataclasses.replace(config.selfplay, games_in_batch=games_in_batch)
     selfplay = SelfPlay(engine, evaluate_fn, config.search, selfplay_config, komi_sampler)
-    keep = config.loop.sample_games if games_dir is not None else 0
+    keep = config.loop.sample_games if games_dir is not None or keep_games else 0
     samples, stats = selfplay.play_games(games, rng, keep)
-    if keep:
+    if keep and games_dir is not None:
         save_sample_games(Path(games_dir), stats.sample_games, engine.rules, iteration,
                           weights_version)
     rules = rules_dict(engine.rules)  # the track this iteration played
@@ -185,7 +188,9 @@ def selfplay_iteration(engine: Engine, evaluate_fn, config: TrainLoopConfig,
         model_step=weights_version, num_games=stats.games, model_version=f"step{weights_version}",
         extra={"iteration": iteration, "positions": stats.positions,
                "fair_komi": komi_sampler.fair_komi, "black_wins": stats.black_wins,
-               "draws": stats.draws, "mean_game_length": stats.mean_game_length},
+               "draws": stats.draws, "mean_game_length": stats.mean_game_length,
+               **({"sample_games": [[game.game_id, game.komi, list(game.actions)]
+                                    for game in stats.sample_games]} if keep_games else {})},
     )
     path = write_shard(shard_path, samples, meta)
     return SelfPlayResult(iteration=iteration, weights_version=weights_version,
@@ -293,13 +298,18 @@ def loop_state_of(checkpoint: Checkpoint) -> LoopState:
         fair_komis={str(key): float(value)
                     for key, value in (extra.get("fair_komis") or {}).items()},
         track_iterations={str(key): int(value)
-                          for key, value in (extra.get("track_iterations") or {}).items()})
+                          for key, value in (extra.get("track_iterations") or {}).items()},
+        # absent from checkpoints written before the mix ran on a clock of seconds: the
+        # clock then starts at zero for every track
+        track_seconds={str(key): float(value)
+                       for key, value in (extra.get("track_seconds") or {}).items()})
 
 
 def save_loop_checkpoint(config: TrainLoopConfig, trainer: Trainer, state: LoopState,
                          checkpoint_dir: Path, generators) -> Path:
     extra = {"fair_komi": state.fair_komi, "fair_komis": dict(state.fair_komis),
              "track_iterations": dict(state.track_iterations),
+             "track_seconds": dict(state.track_seconds),
              "tracks": [str(track) for track in run_tracks(config)]}
     return save_checkpoint(checkpoint_dir, trainer, state.counters,
                            config=config.resolved_config, rules=rules_dict(config),

@@ -13,7 +13,13 @@ query asks `perspective: "black"` or `"white"`; the answer says which (`perspect
 Batching: the lines that are waiting on the input (up to `batch_size`) are read together,
 and all their positions of one rules track (side, game type, scoring) are searched in one
 batched search (`catena_zero.mcts.search`), komi and visit budget per position. One search
-runs one engine, so positions of different tracks go to one search per track.
+runs one engine, so positions of different tracks go to one search per track. The network
+is called on batches of one fixed shape (`catena_zero.play.fixed_shape_model`), so an answer
+does not depend on the lines batched with it.
+
+Input is hostile until proven otherwise: lines are read as bytes in bounded pieces and
+checked before they are parsed (`catena_zero.play.analysis_input`: length, UTF-8, nesting,
+digits); a refused line gets one error line and the engine goes on.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from catena_zero.export.model_file import ModelFileError
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.mcts.search import SearchOutput, search
 from catena_zero.mcts.tree import ROOT_INDEX, UNVISITED
+from catena_zero.play.analysis_input import OverlongLine, read_lines
 from catena_zero.play.analysis_protocol import (
     Action,
     Query,
@@ -41,6 +48,7 @@ from catena_zero.play.analysis_protocol import (
     positions,
 )
 from catena_zero.play.bundled import ModelLibrary
+from catena_zero.play.fixed_shape_model import fixed_shape_evaluator
 from catena_zero.rules import BLACK, EMPTY, WHITE, Engine, GameState, Rules
 
 PROTOCOL_VERSION = 1
@@ -109,30 +117,38 @@ class AnalysisEngine:
         self._evaluators: dict[Rules, ModelFileEvaluator] = {}
 
     def evaluator(self, rules: Rules) -> ModelFileEvaluator:
-        """The evaluate_fn of `rules`' track (ModelFileError when no model plays its side)."""
+        """The evaluate_fn of `rules`' track (ModelFileError when no model plays its side);
+        its network calls have one fixed shape, so no answer depends on its batch."""
         if rules not in self._evaluators:
-            self._evaluators[rules] = ModelFileEvaluator(self.library.get(rules.side),
-                                                         Engine(rules))
+            self._evaluators[rules] = fixed_shape_evaluator(self.library.get(rules),
+                                                            Engine(rules))
         return self._evaluators[rules]
 
     # ---------------------------------------------------------------------------- batches
-    def handle_lines(self, lines: list[str]) -> list[dict]:
-        """Answer one batch of lines, in line order: per query one answer per analysed turn,
-        per bad line one error, per action its reply."""
+    def handle_lines(self, lines: list[str | bytes | OverlongLine]) -> list[dict]:
+        """Answer one batch of lines (text, or bytes that must be UTF-8), in line order: per
+        query one answer per analysed turn, per bad line one error, per action its reply."""
         replies: list[list[dict] | list[_Job]] = []
         jobs: list[_Job] = []
         pending: dict[str, list[_Job]] = {}
         for line in lines:
+            item = None
             try:
                 item = parse_line(line, self.config.limits)
                 if isinstance(item, Action):
                     replies.append([self._action(item, pending)])
                     continue
                 self._check_model(item)
+                query_jobs = self._jobs(item)
             except QueryError as error:
                 replies.append([error.to_json()])
                 continue
-            query_jobs = self._jobs(item)
+            except (ValueError, RecursionError) as error:
+                # A bad value no check above caught: one error line, and the engine goes on.
+                query_id = item.id if isinstance(item, Query) else None
+                replies.append([QueryError(f"line refused: {error}", None,
+                                           query_id).to_json()])
+                continue
             pending.setdefault(item.id, []).extend(query_jobs)
             jobs.extend(query_jobs)
             replies.append(query_jobs)
@@ -318,6 +334,8 @@ class AnalysisEngine:
         return answer
 
     def _note(self, answer: dict, query: Query) -> None:
+        # which model answered: the file that plays the query's track
+        answer["model"] = self.library.get(query.rules).path.name
         note = self.library.note(query.rules)
         if note:
             answer["warning"] = note
@@ -325,9 +343,13 @@ class AnalysisEngine:
     # ---------------------------------------------------------------------------- streams
     def run(self, input_stream, output_stream) -> None:
         """Answer lines from `input_stream` until end of input; the lines waiting together
-        (at most `batch_size`) form one batch. Each answer is one line, flushed per batch."""
-        lines: queue.Queue[str | None] = queue.Queue()
-        reader = threading.Thread(target=_read_lines, args=(input_stream, lines), daemon=True)
+        (at most `batch_size`) form one batch. Each answer is one line, flushed per batch.
+
+        A text stream with a `buffer` (sys.stdin) is read as bytes, so a line that is not
+        UTF-8 is refused as such rather than misread."""
+        lines: queue.Queue[str | bytes | OverlongLine | None] = queue.Queue()
+        source = getattr(input_stream, "buffer", input_stream)
+        reader = threading.Thread(target=_read_lines, args=(source, lines), daemon=True)
         reader.start()
         wait = self.config.batch_wait_ms / 1000.0
         ended = False
@@ -346,23 +368,29 @@ class AnalysisEngine:
                     break
                 batch.append(line)
             for answer in self.handle_lines(batch):
-                output_stream.write(json.dumps(answer, separators=(",", ":")) + "\n")
+                output_stream.write(json_line(answer) + "\n")
             output_stream.flush()
 
 
 def _read_lines(stream, lines: queue.Queue) -> None:
-    """Put every non-blank line of `stream` on `lines`, then None."""
+    """Put every non-blank line of `stream` on `lines` (analysis_input.read_lines), then
+    None."""
     try:
-        while True:
-            line = stream.readline()
-            if not line:
-                break
-            if isinstance(line, bytes):
-                line = line.decode("utf-8", errors="replace")
-            if line.strip():
-                lines.put(line)
+        read_lines(stream, lines.put)
     finally:
         lines.put(None)
+
+
+def json_line(answer: dict) -> str:
+    """One answer as a line of ASCII JSON. The protocol checks keep text that is not valid
+    Unicode (lone surrogates) out of answers; should one get through, an error line is
+    written instead, since its JSON escape would not decode to text in a strict reader."""
+    try:
+        json.dumps(answer, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        answer = {"id": None, "error": "an answer held text that is not valid Unicode",
+                  "field": None}
+    return json.dumps(answer, separators=(",", ":"))
 
 
 def _view_sign(perspective: str, mover: int) -> float:

@@ -5,10 +5,17 @@ which board.
 install plays a trained opponent. `ModelLibrary` resolves a board side to a loaded model
 file:
 
-- one fixed file (`--model FILE`): it plays every side 2..10, whatever it was trained on
-  (a network's weights have no grid-dependent tensor);
-- else the bundled size-general model `general.pt`, when installed: every side;
-- else the bundled per-side champion `side<N>.pt` of the side (loaded on first use).
+- one fixed file (`--model FILE`): it plays every side 2..10 and variant, whatever it was
+  trained on (a network's weights have no grid-dependent tensor);
+- else, for each track (side x variant), the bundled model with the best recorded rating on
+  that track in `models/ratings.json` (`catena_zero.play.bundled_ratings`: every bundled
+  model's Elo per track against one common reference player), so a model bundled for a few
+  tracks plays exactly those where it is the strongest;
+- on a track no bundled model is rated on: the size-general `general.pt` when installed
+  (it plays every side), else the per-side champion `side<N>.pt` of the side.
+
+Models are loaded on first use and kept. `get(rules)` picks by track; `get(side)` means the
+side's komi/standard track.
 
 A board and variant outside the tracks the model was trained on still plays; `note(rules)`
 says so in one line (GTP writes it on stderr, the web page and the terminal show it).
@@ -22,6 +29,7 @@ import threading
 from pathlib import Path
 
 from catena_zero.export.model_file import ModelFile, ModelFileError, load_model_file
+from catena_zero.play.bundled_ratings import RATINGS_NAME, BundledRatings, read_bundled_ratings
 from catena_zero.rules import Rules, Track
 
 BUNDLED_DIRECTORY = Path(__file__).resolve().parent / "models"
@@ -58,48 +66,116 @@ def bundled_sides() -> list[int]:
     return [side for side in ALL_SIDES if bundled_model_path(side).is_file()]
 
 
-class ModelLibrary:
-    """Side -> loaded model file: one fixed file, the bundled general model, or the bundled
-    per-side champions (lazily, cached); see the module docstring."""
+def choose_model(track: Track, ratings: BundledRatings | None, available: list[str],
+                 ) -> str | None:
+    """The file name (of `available`) that plays `track`: the best rated on it, else
+    general.pt, else side<N>.pt of its side; None when none plays it."""
+    best = ratings.best(track, available) if ratings is not None else None
+    if best is not None:
+        return best
+    if GENERAL_MODEL_NAME in available:
+        return GENERAL_MODEL_NAME
+    own = f"side{track.side}.pt"
+    return own if own in available else None
 
-    def __init__(self, model_path: str | Path | None = None) -> None:
+
+def _as_track(side_or_rules) -> Track:
+    """A Track from a side (its komi/standard track), Rules, Track or "6/komi/standard"."""
+    if isinstance(side_or_rules, bool):
+        raise ValueError(f"board side must be an int in 2..10, got {side_or_rules!r}")
+    if isinstance(side_or_rules, int):
+        if side_or_rules not in ALL_SIDES:
+            raise ValueError(f"board side must be an int in 2..10, got {side_or_rules!r}")
+        return Track(side_or_rules, "komi", "standard")
+    return Track.parse(side_or_rules)
+
+
+class ModelLibrary:
+    """Track -> loaded model file: one fixed file, or the bundled model rated best on the
+    track (general.pt or the side's champion where none is rated); see the module
+    docstring. `directory` holds the bundled models (default: the package's)."""
+
+    def __init__(self, model_path: str | Path | None = None,
+                 directory: str | Path | None = None) -> None:
         self._lock = threading.Lock()
-        self._cache: dict[int, ModelFile] = {}
-        self._general: ModelFile | None = None
+        self._cache: dict[str, ModelFile] = {}
+        self.directory = Path(directory) if directory is not None else None
         self.fixed: ModelFile | None = None
         if model_path is not None and str(model_path) != "":
             self.fixed = load_model_file(model_path)
+        self._ratings: BundledRatings | None = None
+        self._ratings_read = False
+
+    # -- the bundled files and their ratings ---------------------------------------------
+
+    def bundled_directory(self) -> Path:
+        return self.directory if self.directory is not None else BUNDLED_DIRECTORY
+
+    def available(self) -> list[str]:
+        """The bundled model files present (general.pt and side<N>.pt names, sorted)."""
+        directory = self.bundled_directory()
+        names = [GENERAL_MODEL_NAME] + [f"side{side}.pt" for side in ALL_SIDES]
+        return [name for name in names if (directory / name).is_file()]
+
+    def ratings(self) -> BundledRatings | None:
+        """The bundled ratings table (None when there is none; a damaged one is an error
+        naming the file, ModelFileError)."""
+        if not self._ratings_read:
+            self._ratings = read_bundled_ratings(self.bundled_directory() / RATINGS_NAME)
+            self._ratings_read = True
+        return self._ratings
+
+    def choice(self, side_or_rules) -> str | None:
+        """The bundled file name that plays a track (None: a fixed model plays, or none)."""
+        if self.fixed is not None:
+            return None
+        return choose_model(_as_track(side_or_rules), self.ratings(), self.available())
+
+    # -- what the library plays ----------------------------------------------------------
 
     def plays_every_side(self) -> bool:
         """Whether one model plays every side (a fixed file or the bundled general model)."""
-        return self.fixed is not None or bundled_general_path().is_file()
+        return self.fixed is not None or GENERAL_MODEL_NAME in self.available()
 
     def sides(self) -> list[int]:
         """The sides this library can play."""
-        return list(ALL_SIDES) if self.plays_every_side() else bundled_sides()
+        if self.plays_every_side():
+            return list(ALL_SIDES)
+        available = self.available()
+        return [side for side in ALL_SIDES if f"side{side}.pt" in available]
 
-    def describe(self, side: int) -> str:
-        """A one-line description of the model that plays `side`."""
-        model = self.get(side)
+    def describe(self, side_or_rules) -> str:
+        """A one-line description of the model that plays a side (its komi/standard track)
+        or a track (Rules): which file, and its rating there."""
+        track = _as_track(side_or_rules)
+        model = self.get(track)
         meta = model.metadata
         steps = "" if meta.training_steps is None else f", {meta.training_steps} steps"
-        if len(meta.tracks) == 1:
+        table = self.ratings() if self.fixed is None else None
+        rating = table.elo(model.path.name, track) if table is not None else None
+        if rating is not None:
+            elo = f"Elo {rating:.0f} on {track} ({table.short_reference})"
+        elif len(meta.tracks) == 1:
             elo = "unrated" if meta.elo is None else f"Elo {meta.elo:.0f}"
-            return f"side {meta.side} {meta.game_type}/{meta.scoring} model ({elo}{steps})"
-        rated = [track for track in meta.tracks if track.elo is not None]
-        # The Elo of the side asked about when the file rates it (its first listed track).
-        rated = [track for track in rated if track.side == side] + rated
-        elo = (f"Elo {rated[0].elo:.0f} on {rated[0]}" if rated else "unrated")
+        else:
+            rated = [item for item in meta.tracks if item.elo is not None]
+            # The Elo of the track asked about, else of its side, else the first listed.
+            rated = ([item for item in rated if item.track == track]
+                     + [item for item in rated if item.side == track.side] + rated)
+            elo = (f"Elo {rated[0].elo:.0f} on {rated[0]}" if rated else "unrated")
+        if len(meta.tracks) == 1:
+            return (f"side {meta.side} {meta.game_type}/{meta.scoring} model "
+                    f"{model.path.name} ({elo}{steps})")
         kind = "size-general" if meta.is_general else f"side-{meta.home_side}"
         return (f"{kind} model {model.path.name} ({len(meta.tracks)} tracks from "
                 f"{meta.tracks[0]}; {elo}{steps})")
 
     def note(self, rules: Rules) -> str | None:
-        """One line when `rules` are outside the tracks the model of their side was trained
+        """One line when `rules` are outside the tracks the model that plays them was trained
         on (it plays them, untested); None when they are on a track, or no model plays the
         side (getting it says why)."""
         try:
-            model = self.get(rules.side)
+            model = self.get(rules)
         except ModelFileError:
             return None
         track = Track.parse(rules)
@@ -114,35 +190,30 @@ class ModelLibrary:
     def trained_tracks(self) -> list[str]:
         """The tracks ("6/komi/standard") the library's models were trained on, in order."""
         tracks: list[str] = []
-        for side in self.sides():
-            for track in map(str, self.get(side).metadata.tracks):
+        models = [self.fixed] if self.fixed is not None else [
+            self._load(name) for name in self.available()]
+        for model in models:
+            for track in map(str, model.metadata.tracks):
                 if track not in tracks:
                     tracks.append(track)
-            if self.plays_every_side():  # one model: its tracks are all there are
-                break
         return tracks
 
-    def get(self, side: int) -> ModelFile:
-        """The model for `side`; ModelFileError with a clear message when there is none."""
-        if isinstance(side, bool) or not isinstance(side, int) or side not in ALL_SIDES:
-            raise ValueError(f"board side must be an int in 2..10, got {side!r}")
+    def get(self, side_or_rules) -> ModelFile:
+        """The model that plays a side (its komi/standard track) or a track (Rules, Track);
+        ModelFileError with a clear message when there is none."""
+        track = _as_track(side_or_rules)
+        if self.fixed is not None:
+            return self.fixed
+        name = self.choice(track)
+        if name is None:
+            sides = ", ".join(str(side) for side in self.sides()) or "none"
+            raise ModelFileError(
+                f"no bundled champion for side {track.side} (bundled sides: {sides}); "
+                f"pass --model FILE (see `catena-zero export`)")
+        return self._load(name)
+
+    def _load(self, name: str) -> ModelFile:
         with self._lock:
-            if self.fixed is not None:
-                return self.fixed
-            general = bundled_general_path()
-            if self._general is not None or general.is_file():
-                if self._general is None:
-                    self._general = load_model_file(general)
-                return self._general
-            if side in self._cache:
-                return self._cache[side]
-            path = bundled_model_path(side)
-            if not path.is_file():
-                available = ", ".join(str(s) for s in bundled_sides()) or "none"
-                raise ModelFileError(
-                    f"no bundled champion for side {side} (bundled sides: {available}); "
-                    f"pass --model FILE (see `catena-zero export`)"
-                )
-            model = load_model_file(path)
-            self._cache[side] = model
-            return model
+            if name not in self._cache:
+                self._cache[name] = load_model_file(self.bundled_directory() / name)
+            return self._cache[name]

@@ -138,6 +138,8 @@ class GtpEngine:
         self.rules.validate_komi(komi)
         self.komi = int(komi)
         self.game = Game(self.rules, komi=self.komi)
+        # the record `loadsgf` read: its comments and analyses are kept by a later save
+        self.loaded_record: game_record.GameRecord | None = None
         self.finished = False  # set by `quit`
         self.commands: dict[str, Handler] = {}
         for command, handler in [
@@ -187,19 +189,25 @@ class GtpEngine:
             komi = 0
         self.game = Game(rules, komi=komi)
         self.rules, self.komi = rules, komi
+        self.loaded_record = None
 
     def note_track(self) -> None:
         """Write the player's note about the current rules (once per rules), on stderr."""
         if self.rules == self.noted_rules:
             return
         self.noted_rules = self.rules
+        stream = self.note_stream if self.note_stream is not None else sys.stderr
+        model_line = getattr(self.player, "model_line", None)
+        line = model_line(self.rules) if model_line is not None else None
+        if line:  # which bundled model plays these rules, when several are bundled
+            stream.write(f"catena-zero: {line}\n")
+            stream.flush()
         note_of = getattr(self.player, "track_note", None)
         try:
             note = note_of(self.rules) if note_of is not None else None
         except ValueError:  # no model for the side: genmove will say so, on stdout
             note = None
         if note:
-            stream = self.note_stream if self.note_stream is not None else sys.stderr
             stream.write(f"catena-zero: {note}\n")
             stream.flush()
 
@@ -458,6 +466,7 @@ def _loadsgf(engine: GtpEngine, args: list[str]) -> str:
         count = min(parse_integer(args[1], "move number", 1, 10**9) - 1, count)
     game = game_record.replay(record, upto=count)
     engine.rules, engine.komi, engine.game = record.rules, record.komi, game
+    engine.loaded_record = record
     engine.note_track()
     return ""
 
@@ -465,7 +474,7 @@ def _loadsgf(engine: GtpEngine, args: list[str]) -> str:
 def _game_record(engine: GtpEngine):
     record = game_record.record_from_game(engine.game)
     record.application = f"{engine.name}:{engine.version}"
-    return record
+    return game_record.carry_annotations(record, engine.loaded_record)
 
 
 def _printsgf(engine: GtpEngine, args: list[str]) -> str:

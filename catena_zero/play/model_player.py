@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from catena_zero.export.evaluator import ModelFileEvaluator
+from catena_zero.export.metadata import ModelFileError
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.mcts.search import search
 from catena_zero.play.bundled import ModelLibrary
-from catena_zero.rules import BLACK, WHITE, Engine, GameState, GameType, Rules
+from catena_zero.rules import BLACK, WHITE, Engine, GameState, GameType, Rules, Track
 
 
 @dataclass
@@ -103,10 +104,21 @@ class ModelPlayer:
         """One line when `rules` are outside the model's training (see ModelLibrary.note)."""
         return self.library.note(rules)
 
+    def model_line(self, rules: Rules) -> str | None:
+        """Which bundled model plays `rules` and its rating there, when the library chooses
+        among bundled models (None for a fixed model file: the person named it)."""
+        if self.library.fixed is not None:
+            return None
+        try:
+            return f"{Track.parse(rules)} is played by the {self.library.describe(rules)}"
+        except ModelFileError:
+            return None
+
     def evaluator(self, rules: Rules) -> ModelFileEvaluator:
-        """The evaluate_fn for `rules` (the model of its side; ModelFileError if none)."""
+        """The evaluate_fn for `rules` (the model that plays its track; ModelFileError if
+        none)."""
         if rules not in self._evaluators:
-            self._evaluators[rules] = ModelFileEvaluator(self.library.get(rules.side),
+            self._evaluators[rules] = ModelFileEvaluator(self.library.get(rules),
                                                          Engine(rules))
         return self._evaluators[rules]
 

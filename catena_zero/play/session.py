@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from catena_zero.data.game_record import GameRecord, record_from_game, replay
+from catena_zero.data.game_record import GameRecord, carry_annotations, record_from_game, replay
 from catena_zero.rules import BLACK, WHITE, GameState, GameType, Rules
 from catena_zero.rules import Game as _Game
 from catena_zero.rules.explain import Claim, claims_of_actions, illegal_reason
@@ -79,6 +79,8 @@ class PlaySession:
     events: list[Event] = field(default_factory=list)
     model_moves: list[str] = field(default_factory=list)  # the model's last reply
     notes: list[str] = field(default_factory=list)  # what the model decided (komi, colour, swap)
+    # the record the game was loaded from: its comments and analyses are kept when saving
+    loaded_record: GameRecord | None = None
 
     def __post_init__(self) -> None:
         if self.komi is None:
@@ -222,8 +224,9 @@ class PlaySession:
             elif len(self.game.history) >= 2:
                 swapped = False
         names = {self.human: HUMAN_NAME, self.model_colour: MODEL_NAME}
-        return record_from_game(self.game, names[BLACK], names[WHITE], date=date,
-                                swapped=swapped)
+        record = record_from_game(self.game, names[BLACK], names[WHITE], date=date,
+                                  swapped=swapped)
+        return carry_annotations(record, self.loaded_record)
 
     def load_record(self, record: GameRecord) -> list[str]:
         """Continue from a record's final position under its rules and komi (RecordError
@@ -235,14 +238,15 @@ class PlaySession:
         if (record.black_player == HUMAN_NAME) != (record.white_player == HUMAN_NAME):
             human = BLACK if record.black_player == HUMAN_NAME else WHITE
         saved = (self.rules, self.komi, self.game, self.human, list(self.events),
-                 list(self.model_moves), list(self.notes))
+                 list(self.model_moves), list(self.notes), self.loaded_record)
         self.rules, self.komi, self.game, self.human = record.rules, record.komi, game, human
         self.events = self._events_of(record, human)
+        self.loaded_record = record  # its comments and analyses go into a saved record
         try:
             return self.model_reply()
         except BaseException:
             (self.rules, self.komi, self.game, self.human, self.events, self.model_moves,
-             self.notes) = saved
+             self.notes, self.loaded_record) = saved
             raise
 
     @staticmethod

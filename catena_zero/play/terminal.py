@@ -78,7 +78,7 @@ def play_terminal(player, config: TerminalConfig, stdin: TextIO | None = None,
         stdout.flush()
 
     rules = config.rules()
-    say(f"catena-zero: {player.library.describe(rules.side)}")
+    say(f"catena-zero: {player.library.describe(rules)}")
     note_of = getattr(player, "track_note", None)  # a board or variant not trained on
     note = note_of(rules) if note_of is not None else None
     if note:
@@ -167,7 +167,10 @@ def _record_command(session: PlaySession, line: str, say) -> bool:
             say(f"saved {len(session.game.history)} moves to {path}")
             return False
         replies = session.load_record(load_record(name))
-    except (ValueError, OSError) as error:  # RecordError, SessionError, a failing model
+    except OSError as error:  # the file's own name, never a temporary one or an errno
+        say(f"error: cannot {command.lower()} {name}: {error.strerror or error}")
+        return False
+    except ValueError as error:  # RecordError, SessionError, a failing model
         say(f"error: {error}")
         return False
     say(f"loaded {name}: {session.rules}, komi {session.komi}, "

@@ -33,35 +33,45 @@ side by side without waiting for each other.
 Bad requests get a 4xx JSON answer with a message and change nothing: malformed or deeply
 nested JSON, numbers over 18 digits, NaN/Infinity, text that is not UTF-8, wrong types
 (400); a missing or foreign token (403); an unknown game or page (404); another method
-(405 with `Allow`); a request not sent within `request_timeout` (408, or the connection
+(405 with `Allow`); a request not whole within `request_timeout` (408, or the connection
 is closed); a game busy or a move refused (409; an illegal move adds
 `reason`, the rule it breaks); no Content-Length but a body (411); a
-body over MAX_BODY_BYTES (413). http.server's own refusals (bad request line, too many
-headers, HTTP/2) are answered in JSON too. Only when every game is in use (`/api/new`) or
-`max_connections` connections are open does the server say 503; a server bug answers 500
-and the server goes on.
+body over MAX_BODY_BYTES (413); a request head over MAX_HEAD_BYTES (414, 431).
+http.server's own refusals (bad request line, too many headers, HTTP/2) are answered in
+JSON too. The server says 503 only when it has no room: every game that could make room
+is in a request, every worker is answering, every connection is being answered, or a slow
+request's connection was closed for a newcomer (web_games.py, web_connections.py); a
+server bug answers 500 and the server goes on.
 
-Connections: each has `request_timeout` seconds to deliver a whole request (line, headers,
-body), however slowly it trickles in, so idle and slow-loris connections are closed; at
-most `max_connections` are served at once (one thread each), more are refused with 503.
+Connections (web_connections.py): one thread reads every connection's request as it
+arrives and hands only whole requests to `max_workers` worker threads, so slow clients hold
+no worker; each request must arrive whole within `request_timeout`; at most
+`max_connections` are open (the slowest waiting one makes room for a newcomer). Beyond
+loopback, one client address holds at most `connections_per_address` connections and its
+clients at most `games_per_address` games.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
+import ipaddress
 import json
 import re
-import socket
-import sys
-import threading
-import time
 from dataclasses import dataclass
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+from catena_zero.play.web_connections import (
+    CONTENT_LENGTH_PATTERN,
+    ConnectionLimits,
+    ConnectionServer,
+    Request,
+    SocketWriter,
+)
 from catena_zero.play.web_games import ApiError, PlayService, shown
 
 STATIC_DIRECTORY = Path(__file__).resolve().parent / "static"
@@ -78,23 +88,26 @@ TOKEN_HEADER = "X-Catena-Token"
 GET_ROUTES = ("/api/info", "/api/state", "/api/record", "/api/replay")
 POST_ROUTES = ("/api/new", "/api/move", "/api/swap", "/api/undo", "/api/load")
 RECORD_ROUTES = ("/api/record", "/api/replay", "/api/load")
-CONTENT_LENGTH_PATTERN = re.compile(r"[0-9]{1,12}")
 
 
 @dataclass
 class ServeConfig:
     host: str = "127.0.0.1"  # interface to listen on (127.0.0.1 = this machine only)
     port: int = 8765  # TCP port (0 = any free port)
-    max_games: int = 64  # games kept in memory; when full an idle one makes room, else 503
+    max_games: int = 64  # games kept in memory; when full one not in a request makes room
     games_per_token: int = 4  # games one page (token) holds; its oldest makes room for more
-    idle_seconds: float = 600.0  # a game unused this long may make room for a new one
-    request_timeout: float = 30.0  # seconds a connection has to send each whole request
-    max_connections: int = 32  # connections served at once (a thread each); more get 503
+    games_per_address: int = 16  # games one address holds beyond loopback; its least recent goes
+    idle_seconds: float = 0.0  # games unused this long may make room (0: any not in a request)
+    request_timeout: float = 30.0  # seconds for each whole request, however it trickles in
+    max_connections: int = 256  # open at once; when full the slowest waiting one makes room
+    connections_per_address: int = 32  # connections open from one address beyond loopback
+    max_workers: int = 32  # requests answered at once (a thread each); more get 503
 
     def __post_init__(self) -> None:
         if not isinstance(self.port, int) or not 0 <= self.port <= 65535:
             raise ValueError(f"port must be in 0..65535, got {self.port!r}")
-        for name in ("max_games", "games_per_token", "max_connections"):
+        for name in ("max_games", "games_per_token", "games_per_address", "max_connections",
+                     "connections_per_address", "max_workers"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be >= 1, got {value!r}")
@@ -160,45 +173,27 @@ def _no_constant(name: str) -> None:
     raise ApiError(400, f"{name} is not a JSON number")
 
 
-class _DeadlineReader(io.RawIOBase):
-    """A connection's input that times out at `deadline` (time.monotonic()), however
-    slowly the bytes trickle in: a per-recv timeout alone lets a slow-loris client, one
-    byte every few seconds, keep a thread forever."""
-
-    def __init__(self, connection: socket.socket) -> None:
-        self.connection = connection
-        self.deadline = float("inf")
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        remaining = self.deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError("the request did not arrive in time")
-        self.connection.settimeout(remaining)
-        return self.connection.recv_into(buffer)
-
-
 class _Handler(BaseHTTPRequestHandler):
+    """Answers one whole request, already read by the connection loop (`Request`)."""
+
     service: PlayService  # set on the subclass made by make_server
-    timeout: float  # StreamRequestHandler's socket timeout, = request_timeout
+    timeout: float  # the answer's socket timeout, = request_timeout
+    request: Request
     server_version = "catena-zero"
 
     def log_message(self, format: str, *args: Any) -> None:  # keep the terminal quiet
         pass
 
     def setup(self) -> None:
-        super().setup()
-        self.rfile.close()
-        self.reader = _DeadlineReader(self.connection)
-        self.rfile = io.BufferedReader(self.reader)
+        # The request is in memory: reading it never waits on the client.
+        self.connection = self.request.socket
+        self.rfile = io.BytesIO(self.request.data)
+        self.wfile = SocketWriter(self.connection)
 
-    def handle_one_request(self) -> None:
-        # The clock starts when the server waits for the request, so an idle connection
-        # closes after `timeout` too.
-        self.reader.deadline = time.monotonic() + self.timeout
-        super().handle_one_request()
+    def handle(self) -> None:
+        # One request per connection: the answers are HTTP/1.0 and close it.
+        self.close_connection = True
+        self.handle_one_request()
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
         self._dispatch()
@@ -237,8 +232,11 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._json(200, self.service.state(query.get("game", [None])[0], token))
             if route in RECORD_ROUTES:
                 return self._record_route(route, query, token)
-            change = {"/api/new": self.service.new_game, "/api/move": self.service.move,
-                      "/api/swap": self.service.swap, "/api/undo": self.service.undo}[route]
+            if route == "/api/new":
+                return self._json(200, self.service.new_game(self._body(), token,
+                                                             self.client_address[0]))
+            change = {"/api/move": self.service.move, "/api/swap": self.service.swap,
+                      "/api/undo": self.service.undo}[route]
             return self._json(200, change(self._body(), token))
         except ApiError as error:
             self._json(error.status, {"error": error.message, **error.fields}, error.headers)
@@ -252,7 +250,7 @@ class _Handler(BaseHTTPRequestHandler):
         """The game record routes: download, replay positions, a new game from a record."""
         if route == "/api/load":
             return self._json(200, self.service.load_game(
-                self._body(MAX_RECORD_BODY_BYTES), token))
+                self._body(MAX_RECORD_BODY_BYTES), token, self.client_address[0]))
         game_id = query.get("game", [None])[0]
         if route == "/api/replay":
             return self._json(200, self.service.replay(game_id, token))
@@ -277,11 +275,7 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(lengths[0]) if lengths else 0
         if length > limit:
             raise ApiError(413, f"request body must be at most {limit} bytes")
-        try:
-            raw = self.rfile.read(length) if length else b""
-        except TimeoutError as error:
-            raise ApiError(408, f"the request body did not arrive within "
-                                f"{self.timeout:g} s") from error
+        raw = self.rfile.read(length) if length else b""  # all there, or the client stopped
         if len(raw) < length:
             raise ApiError(400, f"the request body ended after {len(raw)} of {length} bytes")
         return parse_body(raw)
@@ -320,60 +314,33 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(code, {"error": message or HTTPStatus(code).phrase})
 
 
-class _Server(ThreadingHTTPServer):
-    """A thread per connection, at most `max_connections` at once; clients that vanish
-    mid-answer are not reported as server errors."""
-
-    daemon_threads = True
-
-    def __init__(self, address, handler, max_connections: int) -> None:
-        super().__init__(address, handler)
-        self.connection_slots = threading.BoundedSemaphore(max_connections)
-        self.max_connections = max_connections
-
-    def process_request(self, request, client_address) -> None:
-        if not self.connection_slots.acquire(blocking=False):
-            self._refuse_busy(request)
-            self.shutdown_request(request)
-            return
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self.connection_slots.release()
-            raise
-
-    def process_request_thread(self, request, client_address) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self.connection_slots.release()
-
-    def _refuse_busy(self, request: socket.socket) -> None:
-        # On the accepting thread: never wait on this client.
-        data = json.dumps({"error": f"the server is busy ({self.max_connections} "
-                                    f"connections open); try again"}).encode("utf-8")
-        head = (f"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-                f"Content-Length: {len(data)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n")
-        try:
-            request.setblocking(False)
-            request.send(head.encode("ascii") + data)
-        except OSError:
-            pass
-
-    def handle_error(self, request, client_address) -> None:
-        if isinstance(sys.exc_info()[1], OSError):  # reset, broken pipe, timeout
-            return
-        super().handle_error(request, client_address)
+def listens_on_loopback(server: ConnectionServer) -> bool:
+    """Whether only this machine can reach `server` (then every client has one address)."""
+    try:
+        return ipaddress.ip_address(server.server_address[0]).is_loopback
+    except ValueError:
+        return False
 
 
-def make_server(player, config: ServeConfig) -> ThreadingHTTPServer:
-    """An HTTP server (not yet serving) for `player`; `server.server_address` has the port."""
-    service = PlayService(player, max_games=config.max_games,
-                          games_per_token=config.games_per_token,
-                          idle_seconds=config.idle_seconds)
-    handler = type("CatenaHandler", (_Handler,),
-                   {"service": service, "timeout": config.request_timeout})
-    return _Server((config.host, config.port), handler, config.max_connections)
+def make_server(player, config: ServeConfig,
+                limit_addresses: bool | None = None) -> ConnectionServer:
+    """An HTTP server (not yet serving) for `player`; `server.server_address` has the port.
+    The bounds per client address apply when `limit_addresses`, by default when the
+    server listens beyond loopback."""
+    handler = type("CatenaHandler", (_Handler,), {"timeout": config.request_timeout})
+    limits = ConnectionLimits(config.request_timeout, config.max_connections,
+                              config.max_workers, config.connections_per_address,
+                              max(MAX_BODY_BYTES, MAX_RECORD_BODY_BYTES))
+    server = ConnectionServer((config.host, config.port), handler, limits)
+    if limit_addresses is None:
+        limit_addresses = not listens_on_loopback(server)
+    if not limit_addresses:
+        server.limits = dataclasses.replace(limits, connections_per_address=None)
+    handler.service = PlayService(
+        player, max_games=config.max_games, games_per_token=config.games_per_token,
+        games_per_address=config.games_per_address if limit_addresses else None,
+        idle_seconds=config.idle_seconds)
+    return server
 
 
 def serve(player, config: ServeConfig, announce=print) -> None:

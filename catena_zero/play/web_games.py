@@ -6,10 +6,18 @@ another, the request gets 403 and changes nothing. The page keeps its token and 
 to `/api/new` as well: one token owns at most `games_per_token` games, so a page starting
 game after game replaces its own oldest one instead of taking other people's slots.
 
-Room. At most `max_games` games are kept. When full, a new game replaces the least recently
-used game that nobody is playing (idle for `idle_seconds`, no model search running); when
-every game is in use, `/api/new` is refused with 503 and `Retry-After`. A stranger can fill
-free slots but cannot push out a game in play.
+Room. At most `max_games` games are kept. A new game makes room, in this order:
+- a token at `games_per_token` replaces its own oldest game;
+- a client address at `games_per_address` (a bound the server sets only when it listens
+  beyond loopback, where addresses tell clients apart) replaces its own least recently used
+  game that is not in a request; a client that sends no token gets a new one each time, so
+  this is what keeps one address from taking every slot;
+- a full table replaces the least recently used game that is not in a request (no change,
+  model search or read running in it) and has been unused for `idle_seconds` (0: any).
+Only when no game may go is the new game refused with 503 and `Retry-After`. A game in a
+request is never dropped by another client; with `idle_seconds` above 0 a game between
+moves is kept that long too, at the price that a flood of new games fills the table and
+is refused for that long.
 
 Concurrency. The table has one short lock, never held while the model searches; each game
 has its own lock, held while it changes (the person's move and the model's reply). Reads
@@ -76,6 +84,8 @@ class GameEntry:
     lock: threading.Lock = field(default_factory=threading.Lock)
     published: tuple[dict[str, Any], bool] = ({}, False)  # (last state, model thinking)
     last_used: float = 0.0  # time.monotonic() of its owner's last request
+    address: str | None = None  # the client address that made it
+    in_use: int = 0  # requests working on it now: while above 0 it never makes room
     claims: list[dict[str, Any]] = field(default_factory=list)  # the last change's claims
 
 
@@ -83,10 +93,12 @@ class PlayService:
     """The games of one server (see the module docstring for ownership, room, locks)."""
 
     def __init__(self, player, max_games: int = 64, games_per_token: int = 4,
-                 idle_seconds: float = 600.0, clock: Callable[[], float] = time.monotonic):
+                 idle_seconds: float = 0.0, games_per_address: int | None = None,
+                 clock: Callable[[], float] = time.monotonic):
         self.player = player
         self.max_games = max_games
         self.games_per_token = games_per_token
+        self.games_per_address = games_per_address  # None: no bound per address
         self.idle_seconds = idle_seconds
         self.clock = clock
         self.games: OrderedDict[str, GameEntry] = OrderedDict()  # least recently used first
@@ -116,7 +128,8 @@ class PlayService:
 
     # -- the table ---------------------------------------------------------------------
 
-    def new_game(self, body: dict[str, Any], token: str | None) -> dict[str, Any]:
+    def new_game(self, body: dict[str, Any], token: str | None,
+                 address: str | None = None) -> dict[str, Any]:
         side = _field(body, "side", int, 6)
         game_type = _field(body, "game_type", str, "komi")
         scoring = _field(body, "scoring", str, "standard")
@@ -137,40 +150,54 @@ class PlayService:
             self.player.library.get(side)  # refuse a side without a model before playing
         except ValueError as error:  # ModelFileError is one
             raise ApiError(400, str(error)) from error
-        return self._admit(token, lambda: PlaySession(self.player, rules, komi=komi,
-                                                      human_colour=colour))
+        return self._admit(token, address, lambda: PlaySession(
+            self.player, rules, komi=komi, human_colour=colour))
 
-    def _admit(self, token: str | None, make_session: Callable[[], PlaySession]
-               ) -> dict[str, Any]:
+    def _admit(self, token: str | None, address: str | None,
+               make_session: Callable[[], PlaySession]) -> dict[str, Any]:
         """Make a session (`make_session`, outside the table's lock: the model may open)
-        and add it as a game of `token` (a new token when it has none), making room."""
+        and add it as a game of `token` (a new token when it has none) and `address`,
+        making room."""
         with self.lock:
-            self._room(token)  # refuse at once when full; nothing is dropped yet
+            self._room(token, address)  # refuse at once when full; nothing is dropped yet
         try:
             session = make_session()
         except ValueError as error:  # SessionError and RecordError are ones
             raise ApiError(400, str(error)) from error
         with self.lock:
             # The model may have opened meanwhile: look for room again, then make it.
-            for game_id in self._room(token):
+            for game_id in self._room(token, address):
                 self._drop(game_id)
             owner = token if token in self.tokens else secrets.token_urlsafe(24)
-            entry = GameEntry(uuid.uuid4().hex[:12], owner, session, last_used=self.clock())
+            entry = GameEntry(uuid.uuid4().hex[:12], owner, session, last_used=self.clock(),
+                              address=address)
             entry.published = (self._state(entry), False)
             self.games[entry.game_id] = entry
             self.tokens.setdefault(owner, []).append(entry.game_id)
         return {**entry.published[0], "thinking": False, "token": owner}
 
-    def _room(self, token: str | None) -> list[str]:
-        """The games to drop for one more game of `token`; ApiError 503 if none may go."""
+    def _room(self, token: str | None, address: str | None) -> list[str]:
+        """The games to drop for one more game of `token` from `address` (see the module
+        docstring); ApiError 503 if none may go."""
         own = self.tokens.get(token, []) if token is not None else []
         if len(own) >= self.games_per_token:
             return own[: len(own) - self.games_per_token + 1]  # its own oldest
+        if self.games_per_address is not None and address is not None:
+            theirs = [game_id for game_id, entry in self.games.items()  # least recent first
+                      if entry.address == address]
+            excess = len(theirs) - self.games_per_address + 1
+            if excess > 0:
+                free = [game_id for game_id in theirs if not self.games[game_id].in_use]
+                if len(free) < excess:
+                    raise ApiError(503, f"the {len(theirs)} games of your address are all "
+                                        f"in play; try again later",
+                                   {"Retry-After": str(RETRY_AFTER_SECONDS)})
+                return free[:excess]
         if len(self.games) < self.max_games:
             return []
         now = self.clock()
         for game_id, entry in self.games.items():  # least recently used first
-            if now - entry.last_used >= self.idle_seconds and not entry.lock.locked():
+            if not entry.in_use and now - entry.last_used >= self.idle_seconds:
                 return [game_id]
         raise ApiError(503, f"all {self.max_games} games are in play; try again later",
                        {"Retry-After": str(RETRY_AFTER_SECONDS)})
@@ -182,8 +209,10 @@ class PlayService:
         if not own:
             del self.tokens[entry.token]
 
-    def _owned(self, game_id: Any, token: Any) -> GameEntry:
-        """The game, if `token` owns it (404 unknown game, 403 wrong or missing token)."""
+    @contextlib.contextmanager
+    def _using(self, game_id: Any, token: Any) -> Iterator[GameEntry]:
+        """The game, if `token` owns it (404 unknown game, 403 wrong or missing token),
+        marked in use until the request is done: a game in use never makes room."""
         with self.lock:
             entry = self.games.get(game_id) if isinstance(game_id, str) else None
             if entry is None:
@@ -192,15 +221,27 @@ class PlayService:
             if not hmac.compare_digest(given, entry.token.encode("ascii")):
                 raise ApiError(403, "this game belongs to another page: send its token in "
                                     "the X-Catena-Token header")
-            entry.last_used = self.clock()
-            self.games.move_to_end(game_id)
-            return entry
+            entry.in_use += 1
+            self._touch(entry)
+        try:
+            yield entry
+        finally:
+            with self.lock:
+                entry.in_use -= 1
+                self._touch(entry)  # used until the request ended (a search may be long)
+
+    def _touch(self, entry: GameEntry) -> None:
+        """Mark the game the most recently used (the table's lock is held)."""
+        entry.last_used = self.clock()
+        if self.games.get(entry.game_id) is entry:  # its owner may have replaced it
+            self.games.move_to_end(entry.game_id)
 
     # -- reads and changes ---------------------------------------------------------------
 
     def state(self, game_id: Any, token: Any) -> dict[str, Any]:
         """The game's last published state at once, even while the model is searching."""
-        state, thinking = self._owned(game_id, token).published
+        with self._using(game_id, token) as entry:
+            state, thinking = entry.published
         return {**state, "thinking": thinking}
 
     def move(self, body: dict[str, Any], token: Any) -> dict[str, Any]:
@@ -220,7 +261,10 @@ class PlayService:
     def _change(self, body: dict[str, Any], token: Any, action) -> dict[str, Any]:
         """Run `action(session, played)` under the game's own lock and publish the result;
         a refused or failed action publishes nothing new (the session is unchanged)."""
-        entry = self._owned(body.get("game"), token)
+        with self._using(body.get("game"), token) as entry:
+            return self._change_entry(entry, action)
+
+    def _change_entry(self, entry: GameEntry, action) -> dict[str, Any]:
         if not entry.lock.acquire(timeout=GAME_WAIT_SECONDS):
             raise ApiError(409, "the model is still answering in this game; try again when "
                                 "it has replied")
@@ -246,7 +290,6 @@ class PlayService:
                 raise
             entry.claims = claims_json(entry.session, start)
             entry.published = (self._state(entry), False)
-            entry.last_used = self.clock()
             return {**entry.published[0], "thinking": False}
         finally:
             entry.lock.release()
@@ -296,16 +339,17 @@ class PlayService:
         }
 
     def _model_name(self, rules: Rules) -> str | None:
-        """The one model that plays this game's side."""
+        """The model that plays this game's track (the bundled one rated best there)."""
         try:
-            return self.player.library.describe(rules.side)
+            return self.player.library.describe(rules)
         except ValueError:  # no model for the side: the game could not have started
             return None
 
 
     # -- game records (docs/reference/records.md) ----------------------------------------
 
-    def load_game(self, body: dict[str, Any], token: str | None) -> dict[str, Any]:
+    def load_game(self, body: dict[str, Any], token: str | None,
+                  address: str | None = None) -> dict[str, Any]:
         """A new game from a posted record `{record: SGF text, colour?: black | white}`,
         continued from its final position: checked like a file (RecordError -> 400), and
         taking room and a token as /api/new does. The person plays `colour`, else the
@@ -338,19 +382,17 @@ class PlayService:
             session.load_record(record)
             return session
 
-        return self._admit(token, make_session)
+        return self._admit(token, address, make_session)
 
     def record_text(self, game_id: Any, token: Any) -> str:
         """The game's record so far (SGF text), read under the game's lock."""
-        entry = self._owned(game_id, token)
-        with self._holding(entry):
+        with self._using(game_id, token) as entry, self._holding(entry):
             return write_record(entry.session.to_record(date=time.strftime("%Y-%m-%d")))
 
     def replay(self, game_id: Any, token: Any) -> dict[str, Any]:
         """Every position of the game, for stepping through it: moves [n] (names),
         stones [n+1][C] and limited [n+1][C] (position k: after the first k moves)."""
-        entry = self._owned(game_id, token)
-        with self._holding(entry):
+        with self._using(game_id, token) as entry, self._holding(entry):
             record = entry.session.to_record()
         board = record.rules.board
         game = Game(record.rules, komi=record.komi)

@@ -121,3 +121,15 @@ def test_train_tiny_through_the_console_script(tmp_path: Path) -> None:
          f"run_dir={run_dir}"],
         cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=300)
     assert again.returncode == 2 and "resume=true" in again.stderr
+
+
+def test_arena_help_lists_only_what_the_arena_reads(capsys) -> None:
+    from catena_zero.cli.main import main
+
+    assert main(["arena", "--help"]) == 0
+    text = capsys.readouterr().out
+    for key in ("board:", "rules:", "mcts:", "arena:"):
+        assert f"\n{key}" in text
+    for key in ("iterations:", "selfplay:", "train:", "gating:", "probe:", "network:",
+                "runtime:", "mix:"):
+        assert f"\n{key}" not in text, key

@@ -72,17 +72,23 @@ def test_a_gate_won_outright_is_plotted_at_a_finite_elo() -> None:
     assert first == {"gate/side3-komi-standard/accepted": 1.0}  # crowned without a match
 
 
-def test_a_torn_last_line_is_skipped_and_a_damaged_file_named(tmp_path) -> None:
+def test_a_torn_last_line_is_skipped_and_a_damaged_line_named(tmp_path) -> None:
     log = RunLog(tmp_path, 0, tensorboard=False)
     log.log(1, 4, {"loss/value": 0.5, "nan": float("nan")})
     with open(metrics_path(tmp_path), "a", encoding="utf-8") as handle:
         handle.write('{"format": "catena_zero.run_')  # a kill during the write
-    records = read_metrics(tmp_path)
-    assert len(records) == 1 and records[0]["values"] == {"loss/value": 0.5}
+    said: list[str] = []
+    records = read_metrics(tmp_path, log=said.append)
+    assert len(records) == 1 and records[0]["values"] == {"loss/value": 0.5} and said == []
     metrics_path(tmp_path).write_text('{"format": "catena_zero.run_metrics", '
                                       '"format_version": 99, "kind": "iteration", '
                                       '"values": {}}\n{}\n')
-    with pytest.raises(MetricsError, match=r"metrics.jsonl:1: format version 99"):
+    assert read_metrics(tmp_path, log=said.append) == []
+    assert said == [f"warning: {metrics_path(tmp_path)}:1: format version 99, this code "
+                    f"reads 1; skipped, with 1 more bad line (2)"]
+    metrics_path(tmp_path).unlink()
+    metrics_path(tmp_path).mkdir()
+    with pytest.raises(MetricsError, match="not a regular file"):  # no lines to read
         read_metrics(tmp_path)
 
 
@@ -132,6 +138,7 @@ def test_the_report_subcommand(tmp_path, capsys) -> None:
     assert capsys.readouterr().out == f"wrote {tmp_path / 'report.png'}\n"
     assert main(["report", str(tmp_path / "nope")]) == 2
     assert "run directory" in capsys.readouterr().err
-    metrics_path(tmp_path).write_text("garbage\n\n{}\n")
-    assert main(["report", str(tmp_path)]) == 1
-    assert "metrics.jsonl:1: not a JSON line" in capsys.readouterr().err
+    metrics_path(tmp_path).write_text("garbage\n\n{}\n")  # drawn without its bad lines
+    assert main(["report", str(tmp_path)]) == 0
+    assert capsys.readouterr().err == (f"warning: {metrics_path(tmp_path)}:1: not a JSON line; "
+                                       f"skipped, with 1 more bad line (3)\n")

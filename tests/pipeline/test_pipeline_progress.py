@@ -101,3 +101,34 @@ def test_the_start_up_line_says_what_will_run_and_for_how_long(tmp_path) -> None
 def test_durations_read_at_a_glance() -> None:
     assert [format_minutes(s) for s in (5, 89, 23 * 60, 600 * 60, float("inf"))] == [
         "5s", "89s", "23m", "600m", "?"]
+
+
+def test_the_realised_time_shares_are_shown_by_side() -> None:
+    from catena_zero.pipeline.progress import side_time_shares
+    from catena_zero.pipeline.tracks import TrackClock
+
+    clock = TrackClock()
+    assert side_time_shares(clock) == ""
+    clock.add("side6-komi-standard", 30.0)
+    clock.add("side6-nokomi-longest", 10.0)
+    clock.add("side4-komi-standard", 10.0)
+    assert side_time_shares(clock) == "4:20% 6:80%"
+
+
+def test_the_start_up_line_says_what_the_shares_divide(tmp_path) -> None:
+    from catena_zero.cli.common import compose
+    from catena_zero.cli.train import build_config
+    from catena_zero.pipeline.progress import describe_run
+    from catena_zero.pipeline.tracks import TrackClock
+
+    config = build_config(compose("train", [f"run_dir={tmp_path}"]))  # the default job
+    line = describe_run(config, runtime="inline")
+    assert "shares of self-play time, moving over 60 min" in line
+    resumed = describe_run(config, runtime="inline",
+                           clock=TrackClock({"side6-komi-standard": 2},
+                                            {"side6-komi-standard": 9.0}))
+    assert "so far by side 6:100%" in resumed
+    counted = build_config(compose("train", [f"run_dir={tmp_path}", "mix.clock=iterations",
+                                             "mix.schedule_minutes=0",
+                                             "mix.schedule_iterations=50"]))
+    assert "shares of iterations, moving over 50 iterations" in describe_run(counted, "ray")

@@ -325,3 +325,29 @@ def test_the_ray_learner_probes_logs_metrics_and_draws_the_report(tmp_path: Path
         ("probe", 1), ("iteration", 1)]
     assert 0.0 <= records[0]["values"]["probe/side2-komi-standard/random/win_rate"] <= 1.0
     assert (tmp_path / "report.png").stat().st_size > 0
+
+
+def _drive(config: TrainLoopConfig) -> dict:
+    driver = start_driver(config, RayConfig(num_selfplay_actors=1))
+    try:
+        return driver.run()
+    finally:
+        driver.shutdown()
+
+
+@pytest.mark.slow
+def test_a_resumed_ray_run_says_a_damaged_metrics_line_and_names_records_by_iteration(
+        tmp_path: Path, local_ray, capsys) -> None:
+    """The learner actor's warnings reach the driver's terminal (an actor's stderr does not),
+    and its game records carry the iteration, not the self-play task's number."""
+    from catena_zero.pipeline.metrics import metrics_path, read_metrics
+
+    _drive(tiny_config(tmp_path, iterations=1))
+    metrics = metrics_path(tmp_path)
+    metrics.write_bytes(b"\xff\n" + metrics.read_bytes())
+    capsys.readouterr()
+    _drive(tiny_config(tmp_path, iterations=2, resume=True))
+    assert f"warning: {metrics}:1: not UTF-8 text" in capsys.readouterr().err
+    assert [record["iteration"] for record in read_metrics(tmp_path)] == [1, 2]
+    assert sorted(path.name for path in (tmp_path / "games").iterdir()) == [
+        f"iter{iteration:06d}-game{game}.sgf" for iteration in (0, 1) for game in (0, 1)]

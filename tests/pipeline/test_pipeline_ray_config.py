@@ -66,6 +66,57 @@ def test_a_local_run_listens_on_loopback_only_and_sends_no_usage_statistics(monk
     assert runtime.local_environment()["RAY_USAGE_STATS_ENABLED"] == "1"
 
 
+class _Lines:
+    """A logging handler that keeps the messages it is handed."""
+
+    def __init__(self) -> None:
+        import logging
+
+        self.messages: list[str] = []
+        self.handler = logging.Handler()
+        self.handler.emit = lambda record: self.messages.append(record.getMessage())
+
+
+def test_a_local_run_drops_rays_token_notice_and_nothing_else(monkeypatch):
+    """Ray's own notice functions, called where ray.init calls them, without starting Ray."""
+    runtime = pytest.importorskip("catena_zero.pipeline.ray.runtime")
+    import logging
+
+    from ray._private import ray_constants
+    from ray._private.authentication import authentication_token_setup as token_setup
+
+    for name in runtime.LOCAL_ENVIRONMENT:  # as they were, after the test
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    monkeypatch.setattr(ray_constants, "ENABLE_RAY_CLUSTER", ray_constants.ENABLE_RAY_CLUSTER)
+    logger = logging.getLogger(runtime.TOKEN_NOTICE_LOGGER)
+    assert logger is token_setup.logger  # the logger Ray writes the notice to
+    lines = _Lines()
+    logger.addHandler(lines.handler)
+
+    def init(**options) -> None:  # what ray.init logs through that logger
+        token_setup._warn_token_auth_enabled()  # a new local cluster: auth turned on
+        token_setup._warn_token_auth_disabled()  # a real security warning
+        logger.warning("another warning")
+
+    monkeypatch.setattr(runtime.ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(runtime.ray, "init", init)
+    try:
+        runtime.connect(RayConfig())
+        local = list(lines.messages)
+        lines.messages.clear()
+        runtime.connect(RayConfig(address="10.0.0.5:6379"))  # a cluster: as Ray has it
+        joined = list(lines.messages)
+        lines.messages.clear()
+        token_setup._warn_token_auth_enabled()  # after ray.init: the filter is gone
+    finally:
+        logger.removeHandler(lines.handler)
+    assert len(local) == 2 and local[0].startswith("Token authentication is disabled")
+    assert local[1] == "another warning"
+    assert len(joined) == 3 and joined[0].startswith(runtime.TOKEN_NOTICE)
+    assert lines.messages[0].startswith(runtime.TOKEN_NOTICE)
+
+
 def _listening_addresses(root_pid: int) -> list[str]:
     """Local addresses of the TCP sockets that `root_pid` and its descendants listen on."""
     from pathlib import Path
@@ -128,6 +179,7 @@ def test_a_local_ray_started_by_connect_listens_on_loopback_only(tmp_path):
     completed = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=environment,
                                capture_output=True, text=True, timeout=300)
     assert completed.returncode == 0, completed.stderr
+    assert "Token authentication" not in completed.stderr  # Ray's notice to a local run
     import json
 
     addresses = json.loads(completed.stdout.strip().splitlines()[-1])

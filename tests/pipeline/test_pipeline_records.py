@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -34,23 +35,48 @@ def test_sample_games_zero_keeps_none(tmp_path: Path) -> None:
     assert not (tmp_path / "run" / "games").exists()
 
 
-def test_a_ray_worker_keeps_records_of_its_task(tmp_path: Path) -> None:
-    """The Ray self-play actor's body, without Ray: its task's games land in games/."""
+def test_ray_records_are_named_after_the_iteration_not_the_task(tmp_path: Path) -> None:
+    """The Ray actors' bodies, without Ray: a worker keeps its task's games whole in its
+    shard, and the learner writes them under the iteration the shard becomes, as the inline
+    loop names them (the task id is a large number unique across restarts of a run), also
+    for a shard a stopped run left in pending/ (its result has no games)."""
     pytest.importorskip("ray")
     from catena_zero.pipeline.ray.learner import LearnerCore, pending_dir
     from catena_zero.pipeline.ray.worker import SelfPlayTask, SelfPlayWorkerCore
+    from catena_zero.selfplay.selfplay import SelfPlayStats
     from tests.pipeline.test_pipeline_ray import tiny_config
 
-    config = tiny_config(tmp_path, iterations=1)
+    config = tiny_config(tmp_path, iterations=2)
     learner = LearnerCore(config)
     worker = SelfPlayWorkerCore(config, worker_index=0)
-    weights = learner.weights()
-    task = SelfPlayTask(task_id=7, attempt=0, fair_komi=0.0, weights_version=weights.version,
-                        shard_path=str(pending_dir(tmp_path) / "shard-000000000007.npz"))
-    worker.play(task, weights)
+    for task_id in (181373521, 181373522):
+        weights = learner.weights()
+        task = SelfPlayTask(task_id=task_id, attempt=0, fair_komi=0.0,
+                            weights_version=weights.version,
+                            shard_path=str(pending_dir(tmp_path) / f"shard-{task_id:012d}.npz"))
+        before = set((tmp_path / "games").glob("*"))
+        result = worker.play(task, weights)
+        assert set((tmp_path / "games").glob("*")) == before  # it does not know the iteration
+        if task_id == 181373522:  # as a shard found in pending/ arrives: statistics only
+            result = dataclasses.replace(result, stats=SelfPlayStats(games=4))
+        learner.consume(result)
     learner.close()
     paths = sorted((tmp_path / "games").iterdir())
-    assert [path.name for path in paths] == ["iter000007-game0.sgf", "iter000007-game1.sgf"]
-    for path in paths:
+    assert [path.name for path in paths] == [f"iter{iteration:06d}-game{game}.sgf"
+                                             for iteration in (0, 1) for game in (0, 1)]
+    for iteration, path in zip((0, 0, 1, 1), paths, strict=True):
         record = load_record(path)
+        assert record.event == f"self-play iteration {iteration}"
         assert replay(record).result_string() == record.result
+
+
+def test_games_in_a_shards_meta_are_read_only_in_their_own_form() -> None:
+    pytest.importorskip("ray")
+    from catena_zero.pipeline.ray.learner import sample_games_of
+
+    assert [game.actions for game in sample_games_of({"sample_games": [[0, 3, [1, 2]]]})] == [
+        (1, 2)]
+    for bad in (5, "01", [[0, 3]], [[0, 3, "12"]], [[0, True, [1]]], [[0, 3, [1.5]]], [None],
+                [[0, 3, [1]], {"game_id": 1}]):
+        assert sample_games_of({"sample_games": bad}) == []
+    assert sample_games_of({}) == []

@@ -182,7 +182,8 @@ def test_a_per_side_model_file_plays_every_side_with_a_note() -> None:
     assert library.sides() == list(range(2, 11)) and library.get(10) is library.fixed
     assert library.note(Rules(side=3)) is None
     assert "10/komi/standard is outside" in library.note(Rules(side=10))
-    assert library.describe(10) == "side 3 komi/standard model (unrated, 0 steps)"
+    assert library.describe(10) == ("side 3 komi/standard model tiny-side3-no-program.pt "
+                                    "(unrated, 0 steps)")
 
 
 def test_the_shipped_version_2_champions_still_load_and_play() -> None:

@@ -1,6 +1,6 @@
 """The web server refuses cleanly: bad bodies and methods get a 4xx JSON answer, games
 belong to their token, new games cannot push out games in play, one slow search does not
-hold up other games, and idle or trickling connections are closed."""
+hold up other games, idle or trickling connections are closed and hold no thread."""
 
 from __future__ import annotations
 
@@ -130,6 +130,38 @@ def test_a_body_that_never_comes_gets_408_after_the_timeout(port) -> None:
                                   half_close=False)
     assert status == 408 and "did not arrive within 2 s" in json.loads(body)["error"]
     assert 1.5 < time.monotonic() - start < 10
+
+
+@pytest.mark.parametrize(("data", "status"), [
+    (b"GET /" + b"a" * 70000, 414),
+    (b"GET /api/info HTTP/1.1\r\nX-Long: " + b"a" * 70000, 431),
+])
+def test_a_head_over_the_limit_is_refused_before_it_ends(port, data: bytes,
+                                                          status: int) -> None:
+    start = time.monotonic()
+    answer_status, _, body = raw_request(port, data, half_close=False)
+    assert answer_status == status and "longer than 65536 bytes" in json.loads(body)["error"]
+    assert time.monotonic() - start < 1.5  # not left to the 2 s deadline
+
+
+def test_a_request_trickled_past_the_deadline_gets_408() -> None:
+    with running_server(FakePlayer(), request_timeout=0.5) as server:
+        port = server.server_address[1]
+        with socket.create_connection((LOOPBACK, server.server_address[1])) as loris:
+            start = time.monotonic()
+            answer = b""
+            loris.settimeout(0.1)
+            while time.monotonic() - start < 3 and not answer.endswith(b"}"):
+                try:
+                    loris.send(b"a")
+                    answer += loris.recv(4096)
+                except TimeoutError:
+                    continue
+                except OSError:
+                    break
+            assert answer.startswith(b"HTTP/1.1 408") and b"did not arrive within 0.5 s" in answer
+            assert time.monotonic() - start < 1.5
+        assert call(port, "GET", "/api/info")[0] == 200
 
 
 def test_games_belong_to_their_token(port) -> None:
@@ -289,30 +321,61 @@ def test_idle_and_trickling_connections_are_closed() -> None:
         assert call(port, "GET", "/api/info")[0] == 200
 
 
-def test_connections_are_bounded_and_the_server_recovers() -> None:
+def test_idle_connections_hold_no_thread_and_make_room_for_new_ones() -> None:
     with running_server(FakePlayer(), max_connections=4, request_timeout=5) as server:
         port = server.server_address[1]
         baseline = threading.active_count()
-        idle = [socket.create_connection((LOOPBACK, port)) for _ in range(12)]
+        idle = []
+        for _ in range(12):
+            idle.append(socket.create_connection((LOOPBACK, port)))
+            time.sleep(0.01)  # accepted in this order
         try:
-            time.sleep(0.5)
-            assert threading.active_count() - baseline <= 4
-            status, _, body = raw_request(port, request_bytes("GET", "/api/info"))
-            assert status in (None, 503)  # refused at once (or reset): never a wait
-            if status == 503:
-                assert "busy" in json.loads(body)["error"]
+            time.sleep(0.3)
+            assert threading.active_count() == baseline  # no thread waits on a client
+            start = time.monotonic()
+            assert call(port, "GET", "/api/info", timeout=5)[0] == 200
+            assert time.monotonic() - start < 1
+            # 12 idle and 1 request over 4 open: the 9 oldest (all equally idle) were closed.
+            assert [closed_within(connection, 0.2) for connection in idle] == \
+                [True] * 9 + [False] * 3
         finally:
             for connection in idle:
                 connection.close()
-        deadline = time.monotonic() + 5
-        while call(port, "GET", "/api/info", timeout=5)[0] != 200:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+
+
+def test_a_whole_request_gets_503_at_once_when_every_worker_is_busy() -> None:
+    gate = threading.Event()
+    with running_server(FakePlayer(before_move=lambda game: gate.wait(10)),
+                        max_workers=2) as server:
+        port = server.server_address[1]
+        games = [new_game(port) for _ in range(2)]
+        movers = [threading.Thread(target=call, args=(port, "POST", "/api/move",
+                                                      {"game": game["game"], "move": "C3"},
+                                                      game["token"]))
+                  for game in games]
+        for mover in movers:
+            mover.start()
+        try:
+            deadline = time.monotonic() + 5
+            while server.workers < 2:  # both searches are running
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+            start = time.monotonic()
+            status, headers, body = raw_request(port, request_bytes("GET", "/api/info"))
+            assert status == 503 and "answering 2 requests" in json.loads(body)["error"]
+            assert int(headers["retry-after"]) > 0 and time.monotonic() - start < 1
+        finally:
+            gate.set()
+            for mover in movers:
+                mover.join(timeout=10)
+        assert call(port, "GET", "/api/info")[0] == 200
 
 
 def test_serve_config_checks_the_new_settings() -> None:
     for settings in [{"games_per_token": 0}, {"max_connections": 0}, {"request_timeout": 0},
-                     {"idle_seconds": -1}, {"idle_seconds": float("nan")}, {"max_games": True}]:
+                     {"idle_seconds": -1}, {"idle_seconds": float("nan")}, {"max_games": True},
+                     {"games_per_address": 0}, {"connections_per_address": -1},
+                     {"max_workers": 0}, {"max_workers": 2.5}]:
         with pytest.raises(ValueError, match=next(iter(settings))):
             ServeConfig(**settings)
     assert MAX_BODY_BYTES == 16384

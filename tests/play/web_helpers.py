@@ -30,10 +30,11 @@ class FakeLibrary:
     def sides(self) -> list[int]:
         return [self.side]
 
-    def describe(self, side: int) -> str:
-        return f"side {side} test player"
+    def describe(self, side_or_rules) -> str:  # a side, or the rules of a track
+        return f"side {getattr(side_or_rules, 'side', side_or_rules)} test player"
 
-    def get(self, side: int) -> None:
+    def get(self, side_or_rules) -> None:
+        side = getattr(side_or_rules, "side", side_or_rules)
         if side != self.side:
             raise ModelFileError(f"the test player plays side {self.side}, not side {side}")
 
@@ -66,9 +67,12 @@ class FakePlayer:
 
 
 @contextlib.contextmanager
-def running_server(player, **settings) -> Iterator:
-    """A server for `player` on an ephemeral loopback port, serving in a thread."""
-    server = make_server(player, ServeConfig(host=LOOPBACK, port=0, **settings))
+def running_server(player, limit_addresses: bool | None = None, **settings) -> Iterator:
+    """A server for `player` on an ephemeral loopback port, serving in a thread;
+    `limit_addresses=True` applies the bounds per client address (loopback has none),
+    for clients that connect from other loopback addresses (`source`)."""
+    server = make_server(player, ServeConfig(host=LOOPBACK, port=0, **settings),
+                         limit_addresses=limit_addresses)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -80,9 +84,12 @@ def running_server(player, **settings) -> Iterator:
 
 
 def call(port: int, method: str, path: str, body=None, token: str | None = None,
-         timeout: float = 30.0) -> tuple[int, dict]:
-    """One well-formed request; (status, JSON answer)."""
-    connection = http.client.HTTPConnection(LOOPBACK, port, timeout=timeout)
+         timeout: float = 30.0, source: str | None = None) -> tuple[int, dict]:
+    """One well-formed request, from the loopback address `source` if given (127.0.0.2:
+    another client); (status, JSON answer)."""
+    connection = http.client.HTTPConnection(
+        LOOPBACK, port, timeout=timeout,
+        source_address=None if source is None else (source, 0))
     data = None if body is None else json.dumps(body).encode()
     headers = {"Content-Type": "application/json"} if data is not None else {}
     if token is not None:
@@ -96,8 +103,10 @@ def call(port: int, method: str, path: str, body=None, token: str | None = None,
     return response.status, (json.loads(payload) if payload else {})
 
 
-def new_game(port: int, token: str | None = None, **settings) -> dict:
-    status, state = call(port, "POST", "/api/new", {"side": 3, **settings}, token=token)
+def new_game(port: int, token: str | None = None, source: str | None = None,
+             **settings) -> dict:
+    status, state = call(port, "POST", "/api/new", {"side": 3, **settings}, token=token,
+                         source=source)
     assert status == 200, state
     return state
 

@@ -17,7 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
-from catena_zero.data import ReplayWindow, ShardError, list_shards, read_shard_meta, shard_filename
+from catena_zero.data import (
+    ReplayWindow,
+    ShardError,
+    ShardMeta,
+    list_shards,
+    read_shard_meta,
+    shard_filename,
+)
 from catena_zero.pipeline.config import TrainLoopConfig
 from catena_zero.pipeline.messages import CheckpointEvent, LoopState, SelfPlayResult, WeightsMessage
 from catena_zero.pipeline.metrics import RunLog
@@ -32,9 +39,11 @@ from catena_zero.pipeline.steps import (
     refresh_fair_komi,
     resume_or_start,
     save_loop_checkpoint,
+    save_sample_games,
     set_torch_threads,
 )
 from catena_zero.pipeline.tracks import TrackMix
+from catena_zero.selfplay.selfplay import SampleGame
 from catena_zero.train.checkpoint import Counters
 
 PENDING_DIR = "pending"
@@ -52,6 +61,7 @@ class LearnerStatus:
     scalars: dict[str, float]  # what was logged for this iteration
     fair_komis: dict[str, float] = dataclasses.field(default_factory=dict)  # Track.key -> centre
     track_iterations: dict[str, int] = dataclasses.field(default_factory=dict)  # Track.key -> n
+    track_seconds: dict[str, float] = dataclasses.field(default_factory=dict)  # Track.key -> s
 
 
 def pending_dir(run_dir: str | Path) -> Path:
@@ -61,6 +71,26 @@ def pending_dir(run_dir: str | Path) -> Path:
 def _sequence(path: Path) -> int:
     match = _SHARD_SEQUENCE.match(path.name)
     return int(match.group(1)) if match else -1
+
+
+def sample_games_of(extra: dict) -> list[SampleGame]:
+    """The games `selfplay_iteration(keep_games=True)` stored in a shard's meta extras
+    (`[[game_id, komi, [action, ...]], ...]`); [] when there are none or they are not in
+    that form."""
+    entries = extra.get("sample_games")
+    if not isinstance(entries, list):
+        return []
+    games = []
+    for entry in entries:
+        if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[2], list)
+                and all(_is_int(value) for value in (entry[0], entry[1], *entry[2]))):
+            return []
+        games.append(SampleGame(entry[0], entry[1], tuple(entry[2])))
+    return games
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def requeue_unsaved_shards(run_dir: Path, iteration: int) -> list[Path]:
@@ -118,9 +148,12 @@ class LearnerCore:
         self.window = ReplayWindow(self.shard_dir, window_samples=config.train.window_samples,
                                    num_planes=self.trainer.net.num_planes)
         if config.mix.is_mixed:
-            self.window.set_track_shares(self.mix.shares_at(self.state.counters.iteration))
+            self.window.set_track_shares(self.mix.shares_of(self.state.clock))
+        # Said by the driver: an actor's stderr does not reach the terminal.
+        self.log_warnings: list[str] = []
         self.logger = RunLog(self.run_dir, self.state.counters.iteration,
-                             tensorboard=loop.tensorboard, report_every=loop.report_every)
+                             tensorboard=loop.tensorboard, report_every=loop.report_every,
+                             log=self.log_warnings.append)
         self.probed_at = -1  # the iteration of the last probe
         self.last_checkpoint: Path | None = (None if resume_from is None
                                               else resume_from.path)
@@ -133,8 +166,13 @@ class LearnerCore:
         return self.state
 
     def warnings(self) -> list[str]:
-        """The lines about damaged checkpoints skipped when this learner resumed."""
-        return list(self.resume_warnings)
+        """The lines about damaged checkpoints skipped when this learner resumed, and its run
+        log's warnings (a damaged metrics file)."""
+        return [*self.resume_warnings, *self.log_warnings]
+
+    def run_log_warnings(self) -> list[str]:
+        """The run log's warnings alone (the driver names damaged checkpoints itself)."""
+        return list(self.log_warnings)
 
     def pending_shards(self) -> list[str]:
         """Complete shards waiting in pending/ (left by workers or requeued), oldest first."""
@@ -153,13 +191,18 @@ class LearnerCore:
 
     def consume(self, result: SelfPlayResult) -> LearnerStatus:
         """Train on one new shard; returns the counters, weights version and any checkpoint."""
+        iteration = self.state.counters.iteration  # the sequence number the shard takes
         try:
-            track = read_shard_meta(self.adopt(result.shard_path)).track
+            meta = read_shard_meta(self.adopt(result.shard_path))
         except (ShardError, OSError) as error:
             raise ValueError(f"cannot adopt shard {result.shard_path}: {error}") from error
+        track = meta.track
+        self.save_records(meta, iteration)
         mixed = self.config.mix.is_mixed
+        # the track's clock moves first: the window's shares are those after this shard
+        self.state.clock.add(track.key, result.stats.seconds)
         if mixed:
-            self.window.set_track_shares(self.mix.shares_at(self.state.counters.iteration + 1))
+            self.window.set_track_shares(self.mix.shares_of(self.state.clock))
         learned = learner_iteration(self.trainer, self.window, self.config.train,
                                     self.generators["train"],
                                     None if mixed else self.mix.tracks[0].rules().board)
@@ -171,7 +214,6 @@ class LearnerCore:
             games=counters.games + stats.games, positions=counters.positions + stats.positions)
         # As in the inline loop: a track's centre moves every fair_komi_every of its own
         # iterations, smoothed.
-        self.state.track_iterations[track.key] = self.state.track_iterations.get(track.key, 0) + 1
         if fair_komi_due(self.state, track, self.config.selfplay.fair_komi_every):
             engine, evaluator, _ = self.players.of(track)
             refresh_fair_komi(self.state, engine, evaluator, self.config.selfplay,
@@ -185,6 +227,18 @@ class LearnerCore:
         if self.state.counters.iteration % self.config.loop.checkpoint_every == 0:
             checkpoint = self.checkpoint()
         return self._status(checkpoint, scalars)
+
+    def save_records(self, meta: ShardMeta, iteration: int) -> list[Path]:
+        """The games a worker kept whole in a shard's meta, written as
+        `games/iter<iteration>-game<k>.sgf` under the iteration the shard became, as the
+        inline loop names them. A shard left in pending/ by a stopped run brings its games
+        too; one whose games do not replay (not written by a worker) brings none."""
+        games = sample_games_of(meta.extra)[:self.config.loop.sample_games]
+        try:
+            return save_sample_games(self.run_dir / "games", games, meta.track.rules(),
+                                     iteration, meta.model_step)
+        except (ValueError, OSError):  # records are a courtesy: never stop training for one
+            return []
 
     def probe(self) -> dict[str, float]:
         """Play the strength probe with the current net now (`pipeline.probe`) and log it;
@@ -221,5 +275,6 @@ class LearnerCore:
                              fair_komi=float(self.state.fair_komi),
                              checkpoint=None if checkpoint is None else str(checkpoint),
                              scalars=scalars, fair_komis=dict(self.state.fair_komis),
-                             track_iterations=dict(self.state.track_iterations))
+                             track_iterations=dict(self.state.track_iterations),
+                             track_seconds=dict(self.state.track_seconds))
 

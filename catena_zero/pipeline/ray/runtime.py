@@ -16,10 +16,13 @@ with `resume=true`); shards adopted after that checkpoint are consumed again.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import logging
 import math
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +33,13 @@ from catena_zero.data import list_shards
 from catena_zero.pipeline.config import TrainLoopConfig
 from catena_zero.pipeline.messages import CheckpointEvent, CheckpointHook, WeightsMessage
 from catena_zero.pipeline.probe import probe_due
-from catena_zero.pipeline.progress import ProgressReporter, describe_run
+from catena_zero.pipeline.progress import ProgressReporter, describe_run, side_time_shares
 from catena_zero.pipeline.ray.config import RayConfig
 from catena_zero.pipeline.ray.learner import LearnerCore, LearnerStatus, pending_dir
 from catena_zero.pipeline.ray.worker import SelfPlayTask, SelfPlayWorkerCore
 from catena_zero.pipeline.steps import build_fresh_network, find_resume_checkpoint, warn
-from catena_zero.pipeline.tracks import TrackMix
+from catena_zero.pipeline.tracks import TrackClock, TrackMix
+from catena_zero.rules import Track
 
 _WORKER_FAILURES = (RayActorError, ActorDiedError, ActorUnavailableError)
 
@@ -52,10 +56,35 @@ LOCAL_ENVIRONMENT = {
     # on Linux ray.init resolves a loopback address to the machine's outward one.
     "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
 }
-# Token authentication stays as Ray sets it for a new local cluster (on, with a warning line):
-# RAY_AUTH_MODE exported after Ray is imported reaches the Python side only, and the cluster
-# then refuses its own driver.
+# Token authentication stays as Ray sets it for a new local cluster: on, with a token Ray
+# makes and reads itself (RAY_AUTH_MODE exported after Ray is imported reaches the Python side
+# only, and the cluster then refuses its own driver). Ray announces that with a warning line
+# although it asks nothing of the user (authentication on is the safe state; the line only
+# says how to opt out), so that one line is dropped from the logger that writes it while
+# ray.init starts a local cluster. Every other line passes, Ray's warning that a cluster runs
+# *without* authentication among them; joining a cluster (`address`) is left as Ray has it.
+TOKEN_NOTICE = "Token authentication is enabled for this Ray cluster"
+TOKEN_NOTICE_LOGGER = "ray._private.authentication.authentication_token_setup"
 LOOPBACK = "127.0.0.1"
+
+
+class _DropTokenNotice(logging.Filter):
+    """Drops Ray's notice that it turned token authentication on; passes everything else."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(TOKEN_NOTICE)
+
+
+@contextlib.contextmanager
+def token_notice_dropped() -> Iterator[None]:
+    """Within the block, Ray's token-authentication notice is not logged (see TOKEN_NOTICE)."""
+    logger = logging.getLogger(TOKEN_NOTICE_LOGGER)
+    notice_filter = _DropTokenNotice()
+    logger.addFilter(notice_filter)
+    try:
+        yield
+    finally:
+        logger.removeFilter(notice_filter)
 
 
 def init_options(config: RayConfig) -> dict[str, Any]:
@@ -74,8 +103,8 @@ def local_environment() -> dict[str, str]:
 
 
 def connect(config: RayConfig) -> None:
-    """ray.init on this machine (listening on loopback only, no usage statistics), or join
-    the cluster at `config.address`."""
+    """ray.init on this machine (listening on loopback only, no usage statistics, without
+    Ray's token-authentication notice), or join the cluster at `config.address`."""
     if ray.is_initialized():
         return
     if not config.address:
@@ -85,6 +114,9 @@ def connect(config: RayConfig) -> None:
 
         ray_constants.ENABLE_RAY_CLUSTER = (
             os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"].lower() in ("1", "true"))
+        with token_notice_dropped():
+            ray.init(**init_options(config))
+        return
     ray.init(**init_options(config))
 
 
@@ -205,9 +237,9 @@ class _Driver:
             max_task_retries=0)
         self.learner = learner_class.remote(config)
         self.state = ray.get(self.learner.loop_state.remote())
+        for line in ray.get(self.learner.run_log_warnings.remote()):  # a damaged metrics file
+            warn(line)
         self.mix = TrackMix(config.mix, config.rules)
-        # Tasks handed out per track (played or in flight): the mix picks the next one by it.
-        self.submitted: dict[str, int] = dict(self.state.track_iterations)
         self.weights_version = -1
         self.weights_ref = None
         self.server = None
@@ -243,8 +275,7 @@ class _Driver:
         if task is None:
             task_id = self.next_task_id
             self.next_task_id += 1
-            track = self.mix.next_track(self.state.counters.iteration, self.submitted)
-            self.submitted[track.key] = self.submitted.get(track.key, 0) + 1
+            track = self.mix.next_track(self._planning_clock())
             fair_komi = self.state.fair_komis.get(track.key, self.state.fair_komi or 0.0)
             task = SelfPlayTask(
                 task_id=task_id, attempt=0, fair_komi=float(fair_komi),
@@ -253,6 +284,20 @@ class _Driver:
                 track=str(track) if self.config.mix.is_mixed else "")
         reference = self.workers[worker_index].play.remote(task, self.weights_ref)
         self.in_flight[reference] = (worker_index, task)
+
+    def _time_shares(self) -> str:
+        """The realised shares of self-play time by side (a mixed run's progress bar)."""
+        return side_time_shares(self.state.clock) if self.config.mix.is_mixed else ""
+
+    def _planning_clock(self) -> TrackClock:
+        """The learner's clock with each task in flight counted ahead (one iteration of its
+        track, at the track's mean seconds), so the mix plans past the tasks handed out."""
+        clock = TrackClock(iterations=dict(self.state.track_iterations),
+                           seconds=dict(self.state.track_seconds))
+        for _, task in self.in_flight.values():
+            key = Track.parse(task.track).key if task.track else self.mix.tracks[0].key
+            clock.add(key, clock.seconds_per_iteration(key))
+        return clock
 
     def _resubmit(self, worker_index: int, task: SelfPlayTask, error: Exception) -> None:
         self.worker_failures += 1
@@ -283,6 +328,7 @@ class _Driver:
         self.state.fair_komi = status.fair_komi
         self.state.fair_komis = dict(status.fair_komis)
         self.state.track_iterations = dict(status.track_iterations)
+        self.state.track_seconds = dict(status.track_seconds)
         if status.weights_version != self.weights_version:
             self._refresh_weights()
         if status.checkpoint and self.evaluator is not None:
@@ -342,7 +388,8 @@ class _Driver:
                                header=describe_run(self.config, runtime="ray", detail=(
                                    f"{self.num_workers} self-play actors of "
                                    f"{self.cpus_per_actor:g} CPU"
-                                   + (", one inference actor" if self.server else ""))))
+                                   + (", one inference actor" if self.server else "")),
+                                   clock=self.state.clock))
         last: dict[str, float] = {}
         positions = 0
         try:
@@ -353,7 +400,7 @@ class _Driver:
                 status = self._consume(_orphan_result(path))
                 if status is not None:
                     last = status.scalars
-                    _advance(bar, status.counters.iteration, last)
+                    _advance(bar, status.counters.iteration, last, self._time_shares())
             for index in range(self.num_workers):
                 self._submit(index)
             while self.state.counters.iteration < target and time.monotonic() < deadline:
@@ -369,7 +416,7 @@ class _Driver:
                 positions += result.stats.positions
                 if status is not None:
                     last = status.scalars
-                    _advance(bar, status.counters.iteration, last)
+                    _advance(bar, status.counters.iteration, last, self._time_shares())
             if probe_due(loop, self.state.counters.iteration, last=True):
                 ray.get(self.learner.probe.remote())
             if self.state.counters.iteration % loop.checkpoint_every != 0:
@@ -394,6 +441,7 @@ class _Driver:
             "fair_komi": self.state.fair_komi,
             "fair_komis": dict(self.state.fair_komis),
             "track_iterations": dict(self.state.track_iterations),
+            "track_seconds": dict(self.state.track_seconds),
             "checkpoint": "" if checkpoint is None else str(checkpoint.path),
             "minutes": minutes,
             "positions_per_s": positions / max(minutes * 60.0, 1e-9),
@@ -445,12 +493,15 @@ def _orphan_result(path: str):
                           stats=stats, fair_komi=float(extra.get("fair_komi", 0.0)))
 
 
-def _advance(bar: ProgressReporter, iteration: int, scalars: dict[str, float]) -> None:
+def _advance(bar: ProgressReporter, iteration: int, scalars: dict[str, float],
+             time_shares: str = "") -> None:
     postfix = {}
     if "selfplay/positions_per_s" in scalars:
         postfix["pos/s/actor"] = f"{scalars['selfplay/positions_per_s']:.0f}"
     if "loss/total" in scalars:
         postfix["loss"] = f"{scalars['loss/total']:.3f}"
+    if time_shares:
+        postfix["time"] = time_shares
     bar.update(iteration, postfix)
 
 

@@ -3,7 +3,9 @@
 A worker holds its own engine, network copy and RNG. Each task names the weights version to
 play with; the weights themselves travel through Ray's object store once per version and are
 loaded only when the version changes. Games are written as one shard per task, atomically,
-into the run's pending/ directory, where the learner adopts them.
+into the run's pending/ directory, where the learner adopts them; the first
+`loop.sample_games` games are kept whole in the shard's meta, and the learner writes them as
+game records under the iteration the shard becomes.
 """
 
 from __future__ import annotations
@@ -65,11 +67,11 @@ class SelfPlayWorkerCore:
         komi_sampler.fair_komi = task.fair_komi
         # A resubmitted task gets a fresh stream so it does not replay the failed attempt.
         rng = np.random.default_rng([self.config.loop.seed, 7, task.task_id, task.attempt])
-        path = Path(task.shard_path)
-        games_dir = Path(self.config.loop.run_dir) / "games" if self.config.loop.run_dir else None
+        # The games kept whole travel in the shard; the learner writes them as records once
+        # the shard has its iteration (shards are adopted in arrival order).
         return selfplay_iteration(engine, evaluator, self.config, komi_sampler,
-                                  path, task.task_id, self.weights_version, rng,
-                                  games_dir=games_dir)
+                                  Path(task.shard_path), task.task_id, self.weights_version,
+                                  rng, keep_games=True)
 
     def ping(self) -> int:
         return self.worker_index

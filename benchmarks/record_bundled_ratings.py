@@ -1,0 +1,62 @@
+"""Record a bundled model's Elos in the bundled ratings table, from which the model library
+picks the strongest bundled model per track (`catena_zero.play.bundled_ratings`).
+
+    # from a ratings file written by general_targets --ratings-out (same reference player)
+    python -m benchmarks.record_bundled_ratings side4.pt --ratings runs/ratings/side4.json
+    # from the per-track Elos a model file records (catena-zero export ratings=...)
+    python -m benchmarks.record_bundled_ratings general.pt --from-model
+
+The table is `catena_zero/play/models/ratings.json` unless --table says otherwise; the
+model file must be bundled beside it. Elos against another reference are refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from catena_zero.export.metadata import ModelFileError
+from catena_zero.export.model_file import read_metadata
+from catena_zero.export.ratings import read_ratings
+from catena_zero.play.bundled import BUNDLED_DIRECTORY
+from catena_zero.play.bundled_ratings import RATINGS_NAME, record_ratings
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("model", help="the bundled model's file name, e.g. side4.pt")
+    parser.add_argument("--ratings", default="", help="a ratings file (general_targets)")
+    parser.add_argument("--from-model", action="store_true",
+                        help="take the Elos the model file itself records")
+    parser.add_argument("--table", default=str(BUNDLED_DIRECTORY / RATINGS_NAME))
+    args = parser.parse_args(argv)
+    table = Path(args.table)
+    model_path = table.parent / args.model
+    try:
+        if bool(args.ratings) == bool(args.from_model):
+            raise ValueError("give exactly one of --ratings FILE and --from-model")
+        if not model_path.is_file():
+            raise ValueError(f"{model_path} is not a bundled model file")
+        if args.ratings:
+            ratings = read_ratings(args.ratings)
+            reference, elos = ratings.reference, dict(ratings.elos)
+        else:
+            tracks = [track for track in read_metadata(model_path).tracks
+                      if track.elo is not None]
+            references = {track.elo_reference for track in tracks}
+            if len(references) != 1:
+                raise ValueError(f"{model_path} records Elos against {len(references)} "
+                                 f"references; one is needed")
+            reference, elos = references.pop(), {str(t.track): t.elo for t in tracks}
+        recorded = record_ratings(table, args.model, reference, elos)
+    except (ValueError, OSError, ModelFileError) as error:
+        print(f"record_bundled_ratings: {error}", file=sys.stderr)
+        return 1
+    print(f"{table}: {args.model} rated on {len(elos)} tracks; "
+          f"{len(recorded.models)} models in the table")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
