@@ -174,7 +174,9 @@ class TrackMix:
             ahead = dict.fromkeys(self.tracks, 1.0)
         else:
             spent = {track: clock.seconds.get(track.key, 0.0) for track in self.tracks}
-            ahead = {track: clock.seconds_per_iteration(track.key) for track in self.tracks}
+            # before any play there is no mean: one unit each, so the largest share starts
+            ahead = {track: clock.seconds_per_iteration(track.key) or 1.0
+                     for track in self.tracks}
         total = sum(spent.values())
         return max(self.tracks, key=lambda track: (
             shares[track] * (total + ahead[track]) - spent[track] - ahead[track],

@@ -107,6 +107,12 @@ def test_the_schedule_runs_on_minutes_of_self_play() -> None:
     assert mix.next_track(clock) == six
 
 
+def test_on_the_seconds_clock_the_largest_share_plays_first() -> None:
+    mix = TrackMix(MixConfig(tracks=("3/komi/standard", "4/komi/standard"), shares=(1, 3)),
+                   Rules(6))
+    assert mix.next_track(TrackClock()) == mix.tracks[1]
+
+
 def test_a_track_clock_knows_its_means() -> None:
     clock = TrackClock()
     assert clock.seconds_per_iteration("a") == 0.0 and clock.time_shares() == {}
