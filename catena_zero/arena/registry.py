@@ -20,19 +20,17 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import errno
 import fcntl
 import json
 import math
 import os
 import re
-import stat
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from catena_zero.data.atomic import atomic_write_text
+from catena_zero.data.atomic import atomic_write_text, read_regular_file
 from catena_zero.rules import Track
 
 REGISTRY_FORMAT = "catena_zero.champion_registry"
@@ -161,21 +159,6 @@ def _is_track_key(key: Any) -> bool:
         return False
 
 
-def _read_regular_file(path: Path) -> bytes:
-    """The bytes of the regular file at `path`. It is opened without blocking and anything
-    else (a FIFO, whose read would wait for a writer for ever; a device; a directory) is
-    refused with an OSError before a byte is read."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        os.set_blocking(descriptor, True)
-        with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            return handle.read()
-    finally:
-        os.close(descriptor)
-
-
 def write_json_atomic(path: Path, document: dict) -> None:
     """Write JSON to `path` via `path.tmp-<pid>`, fsync, then `os.replace`."""
     path = Path(path)
@@ -208,7 +191,7 @@ class ChampionRegistry:
     def read(self) -> dict:
         """The whole validated document; an empty one when the file does not exist."""
         try:
-            text = _read_regular_file(self.path).decode("utf-8")
+            text = read_regular_file(self.path).decode("utf-8")
         except FileNotFoundError:
             return _empty_document()
         except OSError as error:

@@ -31,6 +31,7 @@ class NotRegularFileError(OSError):
 
     def __init__(self, path: str | os.PathLike, kind: str):
         super().__init__(errno.EINVAL, f"not a regular file ({kind})", str(path))
+        self.kind = kind  # "a FIFO", "a directory", ...
 
     def __str__(self) -> str:
         return f"{self.filename} is {self.strerror}"
@@ -94,17 +95,25 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def read_regular_file(path: str | os.PathLike, max_bytes: int) -> bytes:
-    """At most `max_bytes + 1` bytes of the regular file at `path` (so a caller can tell a
-    file that is too large). The file is opened without blocking, and anything but a regular
-    file (a FIFO, a device, a directory) is refused with NotRegularFileError before a byte
-    is read; other failures are OSError."""
+def read_regular_file(path: str | os.PathLike, max_bytes: int | None = None) -> bytes:
+    """The bytes of the regular file at `path`: with `max_bytes`, at most `max_bytes + 1`
+    (so a caller can tell a file that is too large). Anything but a regular file (a FIFO, a
+    device, a directory, a socket) is refused with NotRegularFileError before it is opened
+    for reading; the open does not block either and is checked again, in case the file was
+    swapped between the two looks. Other failures are OSError (FileNotFoundError when there
+    is no file)."""
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise NotRegularFileError(path, file_kind(mode))
     descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
         mode = os.fstat(descriptor).st_mode
         if not stat.S_ISREG(mode):
             raise NotRegularFileError(path, file_kind(mode))
         os.set_blocking(descriptor, True)
+        if max_bytes is None:
+            with os.fdopen(descriptor, "rb", closefd=False) as handle:
+                return handle.read()
         chunks, remaining = [], max_bytes + 1
         while remaining > 0:
             chunk = os.read(descriptor, min(remaining, 1 << 20))

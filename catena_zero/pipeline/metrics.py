@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import stat
 import sys
 import time
 from collections.abc import Callable
@@ -40,7 +38,12 @@ from typing import Any
 
 from catena_zero.arena.stats import elo_from_score
 from catena_zero.arena.training_gate import read_gate_record
-from catena_zero.data.atomic import atomic_write_bytes, atomic_write_text
+from catena_zero.data.atomic import (
+    NotRegularFileError,
+    atomic_write_bytes,
+    atomic_write_text,
+    read_regular_file,
+)
 
 METRICS_FILE = "metrics.jsonl"
 METRICS_FORMAT = "catena_zero.run_metrics"
@@ -109,42 +112,15 @@ class MetricsRead:
 def _read_regular(path: Path) -> bytes | None:
     """The bytes of the regular file at `path`, None when there is none. Anything else there
     (a FIFO, a device, a directory) is refused before it is opened for reading: a FIFO with
-    no writer would block the reader for ever. The open does not block either, and is
-    checked again, in case the file was swapped between the two looks."""
+    no writer would block the reader for ever (`data.atomic.read_regular_file`)."""
     try:
-        mode = os.stat(path).st_mode
+        return read_regular_file(path)
     except FileNotFoundError:
         return None
+    except NotRegularFileError as error:
+        raise MetricsError(f"{path}: not a regular file ({error.kind}); not read") from None
     except OSError as error:
         raise MetricsError(f"{path}: cannot be read ({error.strerror or error})") from None
-    if not stat.S_ISREG(mode):
-        raise MetricsError(f"{path}: not a regular file ({_file_kind(mode)}); not read")
-    try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        return None
-    except OSError as error:
-        raise MetricsError(f"{path}: cannot be read ({error.strerror or error})") from None
-    try:
-        mode = os.fstat(descriptor).st_mode
-        if not stat.S_ISREG(mode):
-            raise MetricsError(f"{path}: not a regular file ({_file_kind(mode)}); not read")
-        os.set_blocking(descriptor, True)
-        with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            return handle.read()
-    except OSError as error:
-        raise MetricsError(f"{path}: cannot be read ({error.strerror or error})") from None
-    finally:
-        os.close(descriptor)
-
-
-def _file_kind(mode: int) -> str:
-    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return kind
-    return "not a regular file"
 
 
 def read_metrics_file(run_dir: str | Path) -> MetricsRead | None:
