@@ -94,6 +94,17 @@ def _refuse_constant(name: str) -> float:
     raise ValueError(f"{name} is not a rating")
 
 
+def check_reference(reference: object, refuse) -> str:
+    """`reference` when it is one printable line naming a player (`refuse(problem)` builds
+    the error otherwise); shared by every file that records Elos against a reference."""
+    if not isinstance(reference, str) or not reference.strip():
+        raise refuse("reference must name the player the Elos are relative to")
+    if len(reference) > MAX_REFERENCE_CHARS or not reference.isprintable():
+        raise refuse(f"reference must be one printable line of at most "
+                     f"{MAX_REFERENCE_CHARS} characters")
+    return reference
+
+
 def _validate(document: object, path: Path) -> Ratings:
     def refuse(problem: str) -> RatingsFileError:
         return RatingsFileError(f"ratings file {path}: {problem}")
@@ -107,12 +118,7 @@ def _validate(document: object, path: Path) -> Ratings:
     unknown = sorted(set(document) - {"format", "format_version", "reference", "elos"})
     if unknown:
         raise refuse(f"unknown field {unknown[0]!r:.40}")
-    reference = document.get("reference")
-    if not isinstance(reference, str) or not reference.strip():
-        raise refuse("reference must name the player the Elos are relative to")
-    if len(reference) > MAX_REFERENCE_CHARS or not reference.isprintable():
-        raise refuse(f"reference must be one printable line of at most "
-                     f"{MAX_REFERENCE_CHARS} characters")
+    reference = check_reference(document.get("reference"), refuse)
     elos = document.get("elos")
     if not isinstance(elos, dict) or not elos:
         raise refuse("elos must map one or more tracks to their Elo")

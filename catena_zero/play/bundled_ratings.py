@@ -25,6 +25,7 @@ from pathlib import Path
 
 from catena_zero.data.atomic import atomic_write_text, read_regular_file
 from catena_zero.export.metadata import ModelFileError
+from catena_zero.export.ratings import check_reference
 from catena_zero.rules import Track
 
 RATINGS_NAME = "ratings.json"
@@ -104,10 +105,7 @@ def parse_bundled_ratings(document, refuse=ModelFileError) -> BundledRatings:
     unknown = sorted(set(document) - {"format", "format_version", "reference", "models"})
     if unknown:
         raise refuse(f"unknown key {unknown[0][:40]!r}")
-    reference = document.get("reference")
-    if not isinstance(reference, str) or not reference.strip() or len(reference) > 300 \
-            or not reference.isprintable():
-        raise refuse("reference must be one printable line of 1-300 characters")
+    reference = check_reference(document.get("reference"), refuse)
     models = document.get("models")
     if not isinstance(models, dict) or len(models) > MAX_MODELS:
         raise refuse(f"models must be an object of at most {MAX_MODELS} files")
