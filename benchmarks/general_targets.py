@@ -314,7 +314,9 @@ def run(arguments: argparse.Namespace, log: Callable[[str], None] = print) -> di
     model_path = Path(arguments.model)
     spec = network_spec(model_path)
     # The search play and gtp use (no root noise), at the asked budget and endgame solving.
-    search = PlayerConfig(simulations=arguments.simulations,
+    # One leaf per tree per call: the matches' batch is their games, as in self-play, and
+    # the recorded figures were measured so.
+    search = PlayerConfig(simulations=arguments.simulations, leaves_per_call=1,
                           exact_endgame_cells=arguments.exact_endgame_cells).search_config()
     factory = AgentFactory(Rules(side=6), search, "cpu", model_reader=read_model_network)
     settings = {"games": arguments.games, "simulations": arguments.simulations,

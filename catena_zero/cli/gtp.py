@@ -19,11 +19,12 @@ from catena_zero.export.model_file import ModelFileError
 from catena_zero.play.bundled import ModelLibrary, default_side
 from catena_zero.play.gtp import GtpEngine, RandomPlayer
 from catena_zero.play.gtp_analysis import install_model_commands
+from catena_zero.play.gtp_time import install_time_commands
 from catena_zero.play.model_player import ModelPlayer, PlayerConfig
 from catena_zero.rules import Rules
 
 
-def build_engine(overrides: list[str], warn=None) -> GtpEngine:
+def build_engine(overrides: list[str], warn=None, warm_up: bool = True) -> GtpEngine:
     """The GTP engine the composed `gtp` config describes (ConfigError on bad settings)."""
     warn = warn or (lambda text: print(text, file=sys.stderr))
     config = compose("gtp", overrides)
@@ -44,14 +45,25 @@ def build_engine(overrides: list[str], warn=None) -> GtpEngine:
         rules.validate_komi(values["komi"])
     except ValueError as error:
         raise ConfigError(str(error)) from error
-    if library is None:
-        return GtpEngine(RandomPlayer(player_config.seed), rules=rules, komi=values["komi"])
-    if model in (None, "") and not library.sides():
-        warn("catena-zero gtp: no bundled champion installed; playing random moves")
-        return GtpEngine(RandomPlayer(player_config.seed), rules=rules, komi=values["komi"])
+    if library is None or (model in (None, "") and not library.sides()):
+        if library is not None:
+            warn("catena-zero gtp: no bundled champion installed; playing random moves")
+        engine = GtpEngine(RandomPlayer(player_config.seed), rules=rules, komi=values["komi"])
+        install_time_commands(engine)
+        return engine
     player = ModelPlayer(library, player_config)
     engine = GtpEngine(player, rules=rules, komi=values["komi"])
     install_model_commands(engine, player)
+    install_time_commands(engine)
+    if warm_up:
+        # The model is read and its first run paid here, before the first command, so the
+        # first genmove takes a move's time (and time-bounded moves know the search's speed).
+        try:
+            seconds = player.warm_up(rules)
+        except ModelFileError:  # no model for this side: genmove says so, on stdout
+            seconds = None
+        ready = f"; ready in {seconds:.1f} s" if seconds is not None else ""
+        warn(f"catena-zero gtp: {player.search_line()}{ready}")
     return engine
 
 

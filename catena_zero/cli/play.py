@@ -5,7 +5,8 @@ r"""catena-zero play: a game against the model in the terminal.
     catena-zero play --model model.pt player.simulations=400
     printf 'f6\nquit\n' | catena-zero play             # moves can be piped in
 
-Type a cell (f6), button, swap (nokomi), undo, hint, help or quit.
+Type a cell (f6), button, swap (nokomi), undo, hint, think LEVEL, help or quit. The model
+thinks at most the time and simulations of its level (`think=quick|normal|strong`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def build(overrides: list[str]) -> tuple[ModelLibrary, TerminalConfig, PlayerCon
     except ModelFileError as error:
         raise InputFileError(str(error)) from error
     game = {"side": values["board"]["side"], **values["rules"], "komi": values["komi"],
-            "colour": values["colour"]}
+            "colour": values["colour"], "think": values["think"]}
     if game.get("side") is None:
         game["side"] = default_side(library)
     if isinstance(game.get("komi"), str) and game["komi"].lower() == "auto":

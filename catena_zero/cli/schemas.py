@@ -105,6 +105,7 @@ class PlayKeys:
     model: str | None = None  # model file; null = the bundled champion; gtp: random = random moves
     komi: Any = 0  # komi for White at start (in the rules' range); play: auto = the model's pick
     colour: str = "black"  # play: your colour, black | white | auto (the model chooses its own)
+    think: str = "normal"  # play: the model's think time a move, quick | normal | strong
 
 
 @dataclass
@@ -145,9 +146,10 @@ LAYOUT: dict[str, tuple[tuple[tuple[type, tuple[str, ...]], ...], dict[str, type
     "komi": (((KomiConfig, ()),), RULES_GROUPS | {"mcts": SearchConfig}),
     "solve": (((SolveConfig, ()),), RULES_GROUPS),
     "export": (((ExportConfig, ("side", "game_type", "scoring")),), RULES_GROUPS),
-    "gtp": (((PlayKeys, ("colour",)),), RULES_GROUPS | {"player": PlayerConfig}),
+    "gtp": (((PlayKeys, ("colour", "think")),), RULES_GROUPS | {"player": PlayerConfig}),
     "play": (((PlayKeys, ()),), RULES_GROUPS | {"player": PlayerConfig}),
-    "serve": (((ServeConfig, ()), (PlayKeys, ("komi", "colour"))), {"player": PlayerConfig}),
+    "serve": (((ServeConfig, ()), (PlayKeys, ("komi", "colour", "think"))),
+              {"player": PlayerConfig}),
     "evaluate": (((EvaluateConfig, ()), (EvaluateKeys, ())), {}),
     "analysis": (((AnalysisConfig, ()), (AnalysisKeys, ())), {}),
 }

@@ -36,6 +36,7 @@ class SearchConfig:
     score_utility_centered: bool = True  # score term relative to the root's expected margin
     tree_reuse_max_nodes: int = 4096  # a reused subtree larger than this is dropped (memory)
     exact_endgame_cells: int = 0  # leaves with <= this many legal cells get the exact value; 0 off
+    leaves_per_call: int = 1  # leaves one tree gathers per network call (virtual visits); 1 off
 
     def __post_init__(self) -> None:
         if self.algorithm not in ALGORITHMS:
@@ -60,6 +61,10 @@ class SearchConfig:
         _require(self, "score_utility_weight", 0 <= self.score_utility_weight <= 1, "in [0, 1]")
         _require(self, "score_utility_scale", self.score_utility_scale > 0, "> 0")
         _require(self, "tree_reuse_max_nodes", self.tree_reuse_max_nodes >= 1, ">= 1")
+        _require(self, "leaves_per_call",
+                 isinstance(self.leaves_per_call, numbers.Integral)
+                 and not isinstance(self.leaves_per_call, bool)
+                 and self.leaves_per_call >= 1, "an int >= 1")
         _require(self, "exact_endgame_cells",
                  isinstance(self.exact_endgame_cells, numbers.Integral)
                  and not isinstance(self.exact_endgame_cells, bool)

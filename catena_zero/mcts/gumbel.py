@@ -108,13 +108,25 @@ def interior_scores(
     config: SearchConfig,
 ) -> np.ndarray:
     """Deterministic interior rule: improved policy - visits / (1 + total visits).  # [R, A]"""
+    improved = interior_policy(edge_visits, edge_value_sums, prior, legal, raw_value, config)
+    scores = improved - edge_visits / (1.0 + edge_visits.sum(axis=1, keepdims=True))
+    return np.where(legal, scores, -np.inf)
+
+
+def interior_policy(
+    edge_visits: np.ndarray,  # [R, A] int
+    edge_value_sums: np.ndarray,  # [R, A] float
+    prior: np.ndarray,  # [R, A] float, 0 on illegal actions
+    legal: np.ndarray,  # [R, A] bool
+    raw_value: np.ndarray,  # [R] float
+    config: SearchConfig,
+) -> np.ndarray:
+    """Improved policy softmax(log prior + sigma(completed Q)), 0 on illegal.  # [R, A]"""
     sigma, _ = completed_sigma(edge_visits, edge_value_sums, prior, legal, raw_value, config)
     # softmax(log prior + sigma) = prior * exp(sigma) / sum; sigma >= 0 is bounded, shift by max.
     weights = prior * np.exp(sigma - sigma.max(axis=1, keepdims=True))
     total = weights.sum(axis=1, keepdims=True)
-    improved = weights / np.where(total > 0, total, 1.0)
-    scores = improved - edge_visits / (1.0 + edge_visits.sum(axis=1, keepdims=True))
-    return np.where(legal, scores, -np.inf)
+    return weights / np.where(total > 0, total, 1.0)
 
 
 def root_scores(

@@ -8,6 +8,8 @@ up, flipping the sign only where the mover changes along the path.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,6 +55,9 @@ def search(
     *,
     tree_reuse: Tree | None = None,
     simulations: np.ndarray | None = None,
+    deadline: float | None = None,
+    progress_every: float = 1.0,
+    on_progress: Callable[[SearchOutput], None] | None = None,
 ) -> SearchOutput:
     """Search B positions `states` together; `tree` (alias `tree_reuse`) continues old trees.
 
@@ -64,12 +69,25 @@ def search(
     all): self-play mixes full and cheap searches in one call, so every network call holds
     the leaves of all games still searching. Each game's search is the one it would get
     alone with that budget (the Gumbel halving schedule follows its own budget).
+
+    `deadline` (a `time.monotonic()` instant) stops the search from starting simulations
+    after it; every game still gets at least one. `on_progress` is called with the search so
+    far (a SearchOutput sharing the live tree: read it, do not keep it) about every
+    `progress_every` seconds. `config.leaves_per_call` > 1 gathers several leaves of each
+    tree per network call (`catena_zero.mcts.leaf_batch`).
     """
     if tree is not None and tree_reuse is not None:
         raise ValueError("pass the reused tree as `tree` or `tree_reuse`, not both")
     if not isinstance(config, SearchConfig):
         raise TypeError(f"config must be a SearchConfig, got {type(config).__name__}")
-    runner = _BatchedSearch(engine, evaluate_fn, config, rng)
+    if config.leaves_per_call > 1:
+        from catena_zero.mcts.leaf_batch import LeafBatchSearch as runner_class
+    else:
+        runner_class = _BatchedSearch
+    runner = runner_class(engine, evaluate_fn, config, rng)
+    runner.deadline = deadline
+    runner.progress_every = float(progress_every)
+    runner.on_progress = on_progress
     budget = _simulation_budget(simulations, int(states.to_move.shape[0]), config)
     return runner.run(states, tree if tree is not None else tree_reuse, budget)
 
@@ -125,6 +143,10 @@ def sample_actions(
     return np.where(policy.sum(axis=1) > 0, actions, NO_ACTION)
 
 
+# Nodes a tree starts with; a search with a larger budget grows its trees as it goes.
+INITIAL_NODES = 4096
+
+
 class _BatchedSearch:
     def __init__(self, engine, evaluate_fn: EvaluateFn, config: SearchConfig, rng) -> None:
         self.engine = engine
@@ -132,6 +154,9 @@ class _BatchedSearch:
         self.config = config
         self.rng = rng
         self.num_actions = int(engine.rules.board.num_actions)
+        self.deadline: float | None = None  # time.monotonic() after which no simulation starts
+        self.progress_every = 1.0  # seconds between on_progress calls
+        self.on_progress: Callable[[SearchOutput], None] | None = None
 
     # ----------------------------------------------------------------------------- setup
     def run(self, states: GameState, tree: Tree | None, budget: np.ndarray) -> SearchOutput:
@@ -139,7 +164,7 @@ class _BatchedSearch:
         batch_size = int(states.to_move.shape[0])
         self.budget = budget  # [B] simulations of each game
         self.max_simulations = int(budget.max(initial=0))
-        needed = self.max_simulations + 1
+        needed = min(self.max_simulations, INITIAL_NODES) + 1
         if tree is None:
             tree = Tree.allocate(states, needed, self.num_actions)
         else:
@@ -168,12 +193,39 @@ class _BatchedSearch:
             self.considered = gumbel.num_considered(root_legal, config)  # [B]
             self._gumbel_visit_tables(budget)
             self._gumbel_root_columns(root_legal)
+        self.states, self.root_evaluation = states, root_evaluation
+        self.next_report = time.monotonic() + self.progress_every
+        self._simulate_all(rows, budget)
+        return self._output(states, root_evaluation)
+
+    def _simulate_all(self, rows: np.ndarray, budget: np.ndarray) -> None:
+        """Run the simulations of trees `rows` [R], one leaf per tree per network call."""
         for simulation in range(self.max_simulations):
             self.simulating = rows[budget[rows] > simulation]  # trees with budget left
             if self.simulating.size == 0:
                 break
+            self._ensure_capacity(1)
             self._simulate(simulation)
-        return self._output(states, root_evaluation)
+            if self._tick():
+                break
+
+    def _ensure_capacity(self, extra: int) -> None:
+        """Grow the trees (doubling) when `extra` more nodes might not fit; a search sized by
+        a time bound can have a budget far beyond what it will use."""
+        needed = int(self.tree.num_nodes.max(initial=0)) + extra
+        if needed > self.tree.capacity:
+            self.tree = self.tree.with_capacity(max(needed, 2 * self.tree.capacity))
+            self.flat = _FlatViews(self.tree)
+
+    def _tick(self) -> bool:
+        """Report progress when due; True once the deadline has passed."""
+        if self.deadline is None and self.on_progress is None:
+            return False
+        now = time.monotonic()
+        if self.on_progress is not None and now >= self.next_report:
+            self.on_progress(self._output(self.states, self.root_evaluation))
+            self.next_report = time.monotonic() + self.progress_every
+        return self.deadline is not None and now >= self.deadline
 
     def _gumbel_visit_tables(self, budget: np.ndarray) -> None:
         """One sequential-halving table per distinct budget: `visit_table[budget_index[b],
@@ -228,7 +280,8 @@ class _BatchedSearch:
                     f"reused tree of game {game} is rooted at a different position than "
                     f"states[{game}]; reroot it on the moves played, or drop it with NO_ACTION"
                 )
-        needed = max(int(tree.num_nodes.max(initial=0)), 1) + self.max_simulations
+        needed = max(int(tree.num_nodes.max(initial=0)), 1) + min(self.max_simulations,
+                                                                   INITIAL_NODES)
         if tree.capacity < needed:
             tree = tree.with_capacity(needed)
         fresh = np.flatnonzero(tree.num_nodes == 0)
@@ -419,8 +472,7 @@ class _BatchedSearch:
         Returns (new node indices [K], leaf values [K] float64 from the new node's mover's view).
         """
         tree = self.tree
-        new_nodes = tree.num_nodes[rows].copy()
-        tree.num_nodes[rows] += 1
+        new_nodes = self._allocate(rows)
         parent_flat = tree.flat_index(rows, parents)
         new_flat = tree.flat_index(rows, new_nodes)
         child_states = tree.states.take(parent_flat)
@@ -456,6 +508,12 @@ class _BatchedSearch:
                                          mover[live])
         flat.raw_value[new_flat] = values
         return new_nodes, values
+
+    def _allocate(self, rows: np.ndarray) -> np.ndarray:
+        """The next free node of each tree in `rows` (distinct trees).  # [K] int32"""
+        new_nodes = self.tree.num_nodes[rows].copy()
+        self.tree.num_nodes[rows] += 1
+        return new_nodes
 
     def _backup(self, path_rows, path_nodes, path_actions, leaf_rows, leaf_nodes, leaf_values):
         """Add each leaf value along its path, negated where the mover differs from the leaf's.

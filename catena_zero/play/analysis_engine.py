@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import queue
 import threading
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,6 +70,7 @@ class AnalysisConfig:
     seed: int = 0  # seed of the search's random generator (the search has no noise)
     pv_length: int = 15  # most moves in a principal variation
     exact_endgame_cells: int = 0  # positions with <= this many legal cells solved exactly; 0 off
+    leaves_per_call: int = 32  # most leaves each position's search sends to the network together
 
     def __post_init__(self) -> None:
         for name in ("visits", "max_visits", "batch_size", "max_positions", "pv_length"):
@@ -90,7 +92,8 @@ class AnalysisConfig:
     def search_config(self, simulations: int) -> SearchConfig:
         return SearchConfig(algorithm=self.algorithm, num_simulations=int(simulations),
                             gumbel_scale=0.0, dirichlet_fraction=0.0,
-                            exact_endgame_cells=self.exact_endgame_cells)
+                            exact_endgame_cells=self.exact_endgame_cells,
+                            leaves_per_call=self.leaves_per_call)
 
     @property
     def limits(self) -> QueryLimits:
@@ -115,6 +118,10 @@ class AnalysisEngine:
         self.config = config if config is not None else AnalysisConfig()
         self.rng = np.random.default_rng(self.config.seed)
         self._evaluators: dict[Rules, ModelFileEvaluator] = {}
+        # Where partial answers (reportDuringSearchEvery) go as they are made: `run` writes
+        # them at once; without a sink, `handle_lines` returns them before the final answers.
+        self.partial_sink = None
+        self._partials: list[dict] = []
 
     def evaluator(self, rules: Rules) -> ModelFileEvaluator:
         """The evaluate_fn of `rules`' track (ModelFileError when no model plays its side);
@@ -152,8 +159,9 @@ class AnalysisEngine:
             pending.setdefault(item.id, []).extend(query_jobs)
             jobs.extend(query_jobs)
             replies.append(query_jobs)
+        self._partials = []
         self._analyse([job for job in jobs if job.answer is None])
-        out: list[dict] = []
+        out: list[dict] = self._partials
         for reply in replies:
             out.extend(item.answer if isinstance(item, _Job) else item for item in reply)
         return out
@@ -192,24 +200,50 @@ class AnalysisEngine:
     def _analyse(self, jobs: list[_Job]) -> None:
         """Search every live position, one batched search per track (chunks of at most
         `max_positions`); finished positions are answered from their result."""
-        groups: dict[Rules, list[_Job]] = {}
+        groups: dict[tuple[Rules, float | None], list[_Job]] = {}
         for job in jobs:
             if bool(job.state.terminal[0]):
                 job.answer = self._finished_answer(job)
-            else:
-                groups.setdefault(job.query.rules, []).append(job)
+            else:  # one search per track and time bound: a deadline is the whole search's
+                groups.setdefault((job.query.rules, job.query.max_time), []).append(job)
         size = self.config.max_positions
-        for rules, group in groups.items():
+        for (rules, max_time), group in groups.items():
             for start in range(0, len(group), size):
-                self._search_chunk(rules, group[start: start + size])
+                self._search_chunk(rules, group[start: start + size], max_time)
 
-    def _search_chunk(self, rules: Rules, jobs: list[_Job]) -> None:
+    def _search_chunk(self, rules: Rules, jobs: list[_Job], max_time: float | None) -> None:
         evaluator = self.evaluator(rules)
         states = GameState.concatenate([job.state for job in jobs])  # [B]
         budget = np.array([job.query.max_visits for job in jobs], dtype=np.int64)  # [B]
+        started = time.monotonic()
+        deadline = None if max_time is None else started + max_time
+        every = [job.query.report_every for job in jobs if job.query.report_every is not None]
+        due = {id(job): started + job.query.report_every for job in jobs
+               if job.query.report_every is not None}
+
+        def report(partial: SearchOutput) -> None:
+            """Partial answers of the jobs whose reporting interval has come round."""
+            now = time.monotonic()
+            rows = [row for row, job in enumerate(jobs)
+                    if id(job) in due and now >= due[id(job)]]
+            if not rows:
+                return
+            scores = self._child_scores(evaluator, states, partial)
+            for row in rows:
+                job = jobs[row]
+                due[id(job)] = now + job.query.report_every
+                answer = self._answer(job, row, partial, scores[row])
+                answer["isDuringSearch"] = True
+                if self.partial_sink is not None:
+                    self.partial_sink(answer)
+                else:
+                    self._partials.append(answer)
+
         output = search(evaluator.engine, states, evaluator,
                         self.config.search_config(int(budget.max())), self.rng,
-                        simulations=budget)
+                        simulations=budget, deadline=deadline,
+                        progress_every=min(every) if every else 1.0,
+                        on_progress=report if every else None)
         child_scores = self._child_scores(evaluator, states, output)  # [B, A] mover's view
         for row, job in enumerate(jobs):
             job.answer = self._answer(job, row, output, child_scores[row])
@@ -352,6 +386,12 @@ class AnalysisEngine:
         reader = threading.Thread(target=_read_lines, args=(source, lines), daemon=True)
         reader.start()
         wait = self.config.batch_wait_ms / 1000.0
+
+        def write_partial(answer: dict) -> None:
+            output_stream.write(json_line(answer) + "\n")
+            output_stream.flush()
+
+        self.partial_sink = write_partial
         ended = False
         while not ended:
             first = lines.get()

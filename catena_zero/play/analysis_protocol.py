@@ -35,7 +35,8 @@ from catena_zero.rules import Engine, GameState, Rules, Track
 from catena_zero.rules.explain import refusal_reason
 
 QUERY_FIELDS = ("id", "rules", "side", "komi", "moves", "analyzeTurns", "maxVisits",
-                "include", "perspective")
+                "maxTime", "reportDuringSearchEvery", "include", "perspective")
+MAX_SECONDS = 3600.0  # the longest maxTime, and reporting interval, a query may ask
 INCLUDE_KEYS = ("ownership", "policy", "pv")
 INCLUDE_DEFAULTS = {"ownership": False, "policy": False, "pv": True}
 PERSPECTIVES = ("side to move", "black", "white")
@@ -64,6 +65,8 @@ class Query:
     max_visits: int
     include: dict[str, bool] = field(default_factory=lambda: dict(INCLUDE_DEFAULTS))
     perspective: str = "side to move"  # "side to move", "black" or "white"
+    max_time: float | None = None  # seconds the search of each turn may take (None: visits)
+    report_every: float | None = None  # seconds between partial answers (None: none)
 
     @property
     def track(self) -> Track:
@@ -171,6 +174,14 @@ def parse_query(obj: dict, limits: QueryLimits, query_id: str | None = None) -> 
     if not _is_int(visits) or not 1 <= visits <= limits.max_visits:
         fail(f"maxVisits must be an integer in 1..{limits.max_visits}, got {echo(visits)}",
              "maxVisits")
+    seconds = {}
+    for key in ("maxTime", "reportDuringSearchEvery"):
+        value = obj.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
+                                  or not 0 < value <= MAX_SECONDS):
+            fail(f"{key} must be a number of seconds in (0, {MAX_SECONDS:g}], got "
+                 f"{echo(value)}", key)
+        seconds[key] = None if value is None else float(value)
     include = dict(INCLUDE_DEFAULTS)
     given = obj.get("include", {})
     if not isinstance(given, dict):
@@ -188,7 +199,7 @@ def parse_query(obj: dict, limits: QueryLimits, query_id: str | None = None) -> 
         fail(f"perspective must be one of: {', '.join(PERSPECTIVES)}; got {echo(perspective)}",
              "perspective")
     return Query(query_id, rules, komi, moves, [int(t) for t in turns], int(visits), include,
-                 perspective)
+                 perspective, seconds["maxTime"], seconds["reportDuringSearchEvery"])
 
 
 def _parse_rules(obj: dict, fail) -> Rules:

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 from collections.abc import Callable
 from typing import Protocol, TextIO
 
@@ -49,6 +50,7 @@ import numpy as np
 
 import catena_zero
 from catena_zero.data import game_record
+from catena_zero.play.time_control import GameClock, moves_left_estimate
 from catena_zero.rules import BLACK, WHITE, Game, Rules
 
 PROTOCOL_VERSION = "2"
@@ -78,7 +80,7 @@ class RandomPlayer:
     def __init__(self, seed: int | None = None):
         self.rng = np.random.default_rng(seed)
 
-    def genmove(self, game: Game) -> int:
+    def genmove(self, game: Game, seconds: float | None = None) -> int:
         return int(self.rng.choice(np.asarray(game.legal_actions())))
 
 
@@ -141,6 +143,7 @@ class GtpEngine:
         # the record `loadsgf` read: its comments and analyses are kept by a later save
         self.loaded_record: game_record.GameRecord | None = None
         self.finished = False  # set by `quit`
+        self.clock = GameClock("none")  # both players' clocks (play.gtp_time sets them)
         self.commands: dict[str, Handler] = {}
         for command, handler in [
             ("protocol_version", lambda engine, args: PROTOCOL_VERSION),
@@ -190,6 +193,14 @@ class GtpEngine:
         self.game = Game(rules, komi=komi)
         self.rules, self.komi = rules, komi
         self.loaded_record = None
+        self.clock.reset()
+
+    def move_seconds(self) -> float | None:
+        """The seconds the side to move may think under the clock (None: no limit)."""
+        state = self.game.state
+        moves_left = moves_left_estimate(int(state.legal_cells[0].sum()),
+                                         2 if self.rules.is_double else 1)
+        return self.clock.move_seconds(int(state.to_move[0]), moves_left)
 
     def note_track(self) -> None:
         """Write the player's note about the current rules (once per rules), on stderr."""
@@ -410,7 +421,14 @@ def _play(engine: GtpEngine, args: list[str]) -> str:
 def _genmove(engine: GtpEngine, args: list[str]) -> str:
     _colour_to_move(engine, args, 1, "genmove COLOR")
     engine.note_track()
-    action = int(engine.player.genmove(engine.game))
+    colour = int(engine.game.state.to_move[0])
+    seconds = engine.move_seconds()
+    start = time.monotonic()
+    if seconds is None:
+        action = int(engine.player.genmove(engine.game))
+    else:
+        action = int(engine.player.genmove(engine.game, seconds=seconds))
+    engine.clock.charge(colour, time.monotonic() - start)
     if action not in engine.game.legal_actions():
         raise GtpError(f"the player chose an illegal action {action}")
     engine.game.play(action)

@@ -13,6 +13,9 @@ Values from the network are p(win) - p(loss) of the side to move; a win rate is
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,6 +37,9 @@ class PlayerConfig:
     top_moves: int = 5  # moves listed by catena-analyze
     komi_refine: int = 3  # komis around the network's pick re-checked by search (0 = network only)
     exact_endgame_cells: int = 0  # positions with <= this many legal cells solved exactly; 0 off
+    leaves_per_call: int = 32  # most leaves a search sends to the network together (1 = one by one)
+    seconds_per_move: float = 0.0  # bound on a move's search time, with `simulations`; 0 = none
+    threads: int = 0  # CPU threads of the network (torch intra-op); 0 = every core this may use
 
     def __post_init__(self) -> None:
         if not isinstance(self.simulations, int) or self.simulations < 1:
@@ -44,7 +50,14 @@ class PlayerConfig:
             raise ValueError(f"top_moves must be an int >= 1, got {self.top_moves!r}")
         if not isinstance(self.komi_refine, int) or self.komi_refine < 0:
             raise ValueError(f"komi_refine must be an int >= 0, got {self.komi_refine!r}")
-        self.search_config()  # SearchConfig checks exact_endgame_cells, naming the field
+        if not isinstance(self.threads, int) or isinstance(self.threads, bool) \
+                or self.threads < 0:
+            raise ValueError(f"threads must be an int >= 0, got {self.threads!r}")
+        if not isinstance(self.seconds_per_move, (int, float)) \
+                or not 0 <= self.seconds_per_move < float("inf"):
+            raise ValueError(f"seconds_per_move must be a number >= 0, got "
+                             f"{self.seconds_per_move!r}")
+        self.search_config()  # SearchConfig checks the search fields, naming them
 
     def search_config(self, simulations: int | None = None) -> SearchConfig:
         return SearchConfig(
@@ -53,7 +66,18 @@ class PlayerConfig:
             gumbel_scale=1.0 if self.noise else 0.0,
             dirichlet_fraction=0.25 if self.noise else 0.0,
             exact_endgame_cells=self.exact_endgame_cells,
+            leaves_per_call=self.leaves_per_call,
         )
+
+    def thread_count(self) -> int:
+        """The torch threads this setting asks for: `threads`, or every core of this process's
+        affinity mask."""
+        if self.threads > 0:
+            return self.threads
+        try:
+            return max(len(os.sched_getaffinity(0)), 1)
+        except AttributeError:  # not Linux
+            return max(os.cpu_count() or 1, 1)
 
 
 @dataclass
@@ -99,6 +123,29 @@ class ModelPlayer:
         self.config = config if config is not None else PlayerConfig()
         self.rng = np.random.default_rng(self.config.seed)
         self._evaluators: dict[Rules, ModelFileEvaluator] = {}
+        self.rates: dict[Rules, float] = {}  # measured simulations per second of one search
+        self.threads = self.config.thread_count()
+        import torch  # the network's threads belong to the player that runs it
+
+        torch.set_num_threads(self.threads)
+
+    def search_line(self) -> str:
+        """How this player searches, for start-up lines on stderr."""
+        config = self.config
+        bound = (f", at most {config.seconds_per_move:g} s a move"
+                 if config.seconds_per_move > 0 else "")
+        return (f"{config.simulations} simulations{bound}, {config.leaves_per_call} leaves "
+                f"per network call, {self.threads} thread{'s' if self.threads != 1 else ''}")
+
+    def warm_up(self, rules: Rules) -> float:
+        """Load the model of `rules` and search its empty board once, so that the first move
+        does not pay for it; returns the seconds taken. The search also measures the
+        simulations per second that time-bounded moves plan with."""
+        start = time.monotonic()
+        evaluator = self.evaluator(rules)
+        states = evaluator.engine.new_games(1)
+        self._search(rules, states, min(self.config.simulations, 64))
+        return time.monotonic() - start
 
     def track_note(self, rules: Rules) -> str | None:
         """One line when `rules` are outside the model's training (see ModelLibrary.note)."""
@@ -122,16 +169,48 @@ class ModelPlayer:
                                                          Engine(rules))
         return self._evaluators[rules]
 
-    def _search(self, rules: Rules, states: GameState, simulations: int | None = None):
-        evaluator = self.evaluator(rules)
-        return search(evaluator.engine, states, evaluator,
-                      self.config.search_config(simulations), self.rng)
+    def seconds_bound(self, seconds: float | None = None) -> float | None:
+        """The tighter of `seconds` (a time manager's) and `seconds_per_move`; None if none."""
+        bounds = [value for value in (seconds, self.config.seconds_per_move or None)
+                  if value is not None]
+        return min(bounds) if bounds else None
 
-    def genmove(self, game) -> int:
-        """The searched move for the side to move of `game` (a rules.Game)."""
+    def _search(self, rules: Rules, states: GameState, simulations: int | None = None,
+                seconds: float | None = None, on_progress=None, progress_every: float = 0.5):
+        """Search `states` (batch B) with the player's settings. A time bound plans the
+        simulations from the measured rate of earlier searches of the track and stops at
+        the bound whatever the plan (so a slow first move still ends in time)."""
+        evaluator = self.evaluator(rules)
+        config = self.config.search_config(simulations)
+        bound = self.seconds_bound(seconds)
+        start = time.monotonic()
+        deadline = None
+        if bound is not None:
+            deadline = start + bound
+            rate = self.rates.get(rules)
+            if rate is not None:
+                planned = max(1, min(config.num_simulations, int(rate * bound)))
+                config = dataclasses.replace(config, num_simulations=planned)
+        output = search(evaluator.engine, states, evaluator, config, self.rng,
+                        deadline=deadline, on_progress=on_progress,
+                        progress_every=progress_every)
+        elapsed = time.monotonic() - start
+        done = int(output.visit_counts.sum())
+        if int(states.to_move.shape[0]) == 1 and elapsed > 0.005 and done >= 8:
+            measured = done / elapsed
+            previous = self.rates.get(rules)
+            self.rates[rules] = measured if previous is None else 0.5 * (previous + measured)
+        return output
+
+    def genmove(self, game, seconds: float | None = None, on_progress=None,
+                simulations: int | None = None) -> int:
+        """The searched move for the side to move of `game` (a rules.Game), in at most
+        `seconds` (and `seconds_per_move`) when given and `simulations` (default: the
+        config's); `on_progress(output)` sees the search about twice a second."""
         if game.is_over:
             raise ValueError("the game is over; there is no move to generate")
-        output = self._search(game.rules, game.state)
+        output = self._search(game.rules, game.state, simulations, seconds=seconds,
+                              on_progress=on_progress)
         return int(output.action[0])
 
     def evaluate(self, game) -> PositionEvaluation:
@@ -151,13 +230,14 @@ class ModelPlayer:
             ownership_black=(sign * evaluation.ownership[0]).astype(np.float32),
         )
 
-    def analyze(self, game, simulations: int | None = None, top: int | None = None) -> Analysis:
+    def analyze(self, game, simulations: int | None = None, top: int | None = None,
+                seconds: float | None = None) -> Analysis:
         """Search the position; the top moves by visits with priors and win rates."""
         if game.is_over:
             raise ValueError("the game is over; there is nothing to analyse")
         rules = game.rules
         board = rules.board
-        output = self._search(rules, game.state, simulations)
+        output = self._search(rules, game.state, simulations, seconds=seconds)
         root = output.root_evaluation
         visits = np.asarray(output.visit_counts[0])  # [A]
         prior = np.asarray(output.prior[0])  # [A]

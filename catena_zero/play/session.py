@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from catena_zero.data.game_record import GameRecord, carry_annotations, record_from_game, replay
+from catena_zero.play.time_control import think_level
 from catena_zero.rules import BLACK, WHITE, GameState, GameType, Rules
 from catena_zero.rules import Game as _Game
 from catena_zero.rules.explain import Claim, claims_of_actions, illegal_reason
@@ -81,8 +83,13 @@ class PlaySession:
     notes: list[str] = field(default_factory=list)  # what the model decided (komi, colour, swap)
     # the record the game was loaded from: its comments and analyses are kept when saving
     loaded_record: GameRecord | None = None
+    think: str | None = None  # think-time level of the model's moves (model_player.THINK_LEVELS)
+    # called with the search so far while the model thinks (a SearchOutput; read, do not keep)
+    progress: Callable[[Any], None] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        if self.think is not None:
+            think_level(self.think)  # ValueError naming the levels
         if self.komi is None:
             self.komi = int(self.player.choose_komi(self.rules))
             self.notes.append(f"the model chose komi {self.komi}")
@@ -191,11 +198,22 @@ class PlaySession:
             else:
                 self.notes.append("the model did not swap: it plays on as White")
         while not self.game.is_over and self.game.to_move == self.model_colour:
-            action = int(self.player.genmove(self.game))
+            action = self._model_move()
             self.game.play(action)
             self.events.append(Event("model", "move", action))
             self.model_moves.append(board.action_name(action))
         return self.model_moves
+
+    def _model_move(self) -> int:
+        """The model's move at the session's think time, reporting progress when asked."""
+        if self.think is None and self.progress is None:
+            return int(self.player.genmove(self.game))
+        options: dict[str, Any] = {}
+        if self.think is not None:
+            options["seconds"], options["simulations"] = think_level(self.think)
+        if self.progress is not None:
+            options["on_progress"] = self.progress
+        return int(self.player.genmove(self.game, **options))
 
     def undo(self) -> None:
         """Take back the model's reply and the person's last move or swap."""

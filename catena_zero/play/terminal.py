@@ -17,6 +17,7 @@ from typing import TextIO
 
 from catena_zero.data.game_record import load_record, save_record
 from catena_zero.play.session import COLOUR_NAMES, PlaySession, SessionError
+from catena_zero.play.time_control import think_level
 from catena_zero.rules import BLACK, EMPTY, WHITE, Rules
 from catena_zero.rules.explain import score_parts, score_units
 from catena_zero.rules.result import result_string
@@ -27,6 +28,7 @@ HELP = """commands:
   swap        nokomi only: as second player, take the opening stone (play Black)
   undo        take back your last move and the model's reply
   hint        the model's analysis of the position (win rate, score lead, top moves)
+  think LEVEL the model's think time a move: quick (0.5 s), normal (2 s), strong (10 s)
   save FILE   write the game so far as a record (docs/reference/records.md)
   load FILE   continue from a record's final position (its rules and komi)
   help        this text and the legend of the board
@@ -45,8 +47,10 @@ class TerminalConfig:
     scoring: str = "standard"  # "standard" | "longest" | "quadratic"
     komi: int | None = 0  # komi added to White; None = the model chooses the most balanced one
     colour: str = "black"  # your colour: "black", "white" or "auto" (the model chooses its own)
+    think: str = "normal"  # the model's think time a move: quick | normal | strong
 
     def __post_init__(self) -> None:
+        think_level(self.think)  # ValueError naming the levels
         rules = self.rules()
         if self.komi is not None:
             rules.validate_komi(self.komi)
@@ -83,7 +87,9 @@ def play_terminal(player, config: TerminalConfig, stdin: TextIO | None = None,
     note = note_of(rules) if note_of is not None else None
     if note:
         say(note)
-    session = PlaySession(player, rules, komi=config.komi, human_colour=config.colour)
+    progress = _progress_line(stdout) if _is_terminal(stdout) else None
+    session = PlaySession(player, rules, komi=config.komi, human_colour=config.colour,
+                          think=config.think, progress=progress)
     say(LEGEND)
     for note in session.notes:
         say(note)
@@ -123,6 +129,13 @@ def play_terminal(player, config: TerminalConfig, stdin: TextIO | None = None,
                 say(HELP)
                 say(LEGEND)
                 continue
+            if command.split()[0] == "think":
+                level = command.split()[1] if len(command.split()) == 2 else ""
+                seconds, simulations = think_level(level)
+                session.think = level
+                say(f"the model now thinks up to {seconds:g} s or {simulations} simulations "
+                    f"a move")
+                continue
             if command == "hint":
                 say(_hint(player, session))
                 continue
@@ -133,6 +146,8 @@ def play_terminal(player, config: TerminalConfig, stdin: TextIO | None = None,
                 continue
             start = session.turn_start()
             replies = session.human_swap() if command == "swap" else session.human_move(command)
+            if progress is not None:  # clear the progress line
+                stdout.write("\r\x1b[K")
         except SessionError as error:  # refused: the message names the rule broken
             say(f"error: {error}")
             continue
@@ -151,6 +166,24 @@ def play_terminal(player, config: TerminalConfig, stdin: TextIO | None = None,
 
 
 RECORD_COMMANDS = ("save", "load")
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _progress_line(stdout: TextIO):
+    """A progress callback that rewrites one line while the model thinks (terminals only)."""
+
+    def show(partial) -> None:
+        visits = int(partial.visit_counts[0].sum())
+        stdout.write(f"\r  model thinking: {visits} visits   ")
+        stdout.flush()
+
+    return show
 
 
 def _record_command(session: PlaySession, line: str, say) -> bool:

@@ -47,9 +47,11 @@ import numpy as np
 from catena_zero.data.game_record import parse_record, write_record
 from catena_zero.play.bundled import default_side
 from catena_zero.play.session import COLOUR_NAMES, HUMAN_NAME, PlaySession, SessionError
+from catena_zero.play.time_control import THINK_LEVELS
 from catena_zero.rules import Game, GameType, Rules, Scoring
 from catena_zero.rules.explain import mover_of, score_parts, score_units
 
+DEFAULT_THINK = "normal"  # think-time level of a game that names none
 GAME_WAIT_SECONDS = 10.0  # a change to a game whose model is answering waits this long
 RETRY_AFTER_SECONDS = 30  # told to a client refused because every game is in use
 SHOWN_CHARS = 40  # at most this much of a client's value is repeated in a message
@@ -137,6 +139,10 @@ class PlayService:
         komi_value = body.get("komi", 0)
         if colour not in ("black", "white", "auto"):
             raise ApiError(400, f"colour must be black, white or auto, got {shown(colour)}")
+        think = _field(body, "think", str, DEFAULT_THINK).lower()
+        if think not in THINK_LEVELS:
+            raise ApiError(400, f"think must be one of {', '.join(THINK_LEVELS)}, got "
+                                f"{shown(think)}")
         try:
             rules = Rules(side=side, game_type=game_type, scoring=scoring)
             if komi_value == "auto":
@@ -151,7 +157,7 @@ class PlayService:
         except ValueError as error:  # ModelFileError is one
             raise ApiError(400, str(error)) from error
         return self._admit(token, address, lambda: PlaySession(
-            self.player, rules, komi=komi, human_colour=colour))
+            self.player, rules, komi=komi, human_colour=colour, think=think))
 
     def _admit(self, token: str | None, address: str | None,
                make_session: Callable[[], PlaySession]) -> dict[str, Any]:
@@ -276,6 +282,13 @@ class PlayService:
             def played() -> None:  # the person's move is on the board; the model searches
                 entry.claims = claims_json(entry.session, start)
                 entry.published = (self._state(entry), True)
+                entry.session.progress = searching
+
+            def searching(partial) -> None:  # the search so far, for /api/state to show
+                visits = int(partial.visit_counts[0].sum())
+                best = entry.session.rules.board.action_name(int(partial.action[0]))
+                state = {**entry.published[0], "search": {"visits": visits, "best": best}}
+                entry.published = (state, True)
 
             try:
                 action(entry.session, played)
@@ -292,6 +305,7 @@ class PlayService:
             entry.published = (self._state(entry), False)
             return {**entry.published[0], "thinking": False}
         finally:
+            entry.session.progress = None
             entry.lock.release()
 
     def _state(self, entry: GameEntry) -> dict[str, Any]:
@@ -378,7 +392,7 @@ class PlayService:
 
         def make_session() -> PlaySession:
             session = PlaySession(self.player, record.rules, komi=record.komi,
-                                  human_colour=human)
+                                  human_colour=human, think=DEFAULT_THINK)
             session.load_record(record)
             return session
 

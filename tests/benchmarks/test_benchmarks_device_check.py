@@ -29,3 +29,26 @@ def test_every_module_and_test_folder_it_names_exists() -> None:
         assert importlib.util.find_spec(module) is not None, module
     for folder in re.findall(r"\b(tests/\w+)", text):
         assert (ROOT / folder).is_dir(), folder
+
+
+CHAMPION_SCRIPT = ROOT / "benchmarks" / "device_champion.sh"
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
+def test_the_champion_script_parses() -> None:
+    completed = subprocess.run(["bash", "-n", str(CHAMPION_SCRIPT)], capture_output=True,
+                               text=True, check=False)
+    assert completed.returncode == 0, completed.stderr
+
+
+@pytest.mark.slow  # one tiny iteration of the 24-track mix on the CPU: about 30 s
+@pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
+def test_the_champion_script_rehearses_on_the_cpu(tmp_path: Path) -> None:
+    out, run_dir = tmp_path / "out", tmp_path / "run"
+    environment = {**__import__("os").environ, "OUT": str(out), "DEVICE": "cpu",
+                   "RUN_MINUTES": "0.01", "GAMES": "4", "THREADS": "1",
+                   "RUN_DIR": str(run_dir), "PYTHON": __import__("sys").executable}
+    completed = subprocess.run(["bash", str(CHAMPION_SCRIPT)], capture_output=True, text=True,
+                               env=environment, check=False, timeout=600)
+    assert "train exit 0" in completed.stdout, completed.stdout[-2000:]
+    assert list(out.glob("checkpoint-*.pt")), completed.stdout[-2000:]

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -72,6 +73,12 @@ GOOD = {"id": "q", "side": 3, "komi": 0, "moves": ["C3"]}
      "unknown include key"),
     (GOOD | {"include": {"pv": "yes"}}, "include.pv", "true or false"),
     (GOOD | {"perspective": "red"}, "perspective", "perspective"),
+    (GOOD | {"maxTime": 0}, "maxTime", "number of seconds"),
+    (GOOD | {"maxTime": -1.5}, "maxTime", "number of seconds"),
+    (GOOD | {"maxTime": "2"}, "maxTime", "number of seconds"),
+    (GOOD | {"maxTime": True}, "maxTime", "number of seconds"),
+    (GOOD | {"maxTime": 3601}, "maxTime", "number of seconds"),
+    (GOOD | {"reportDuringSearchEvery": 0}, "reportDuringSearchEvery", "number of seconds"),
     (GOOD | {"boardsize": 3}, "boardsize", "unknown field"),
     ({"id": "a", "action": "reboot"}, "action", "unknown action"),
     ({"id": "a", "action": "terminate"}, "terminateId", "terminateId"),
@@ -262,3 +269,47 @@ def test_subprocess_client() -> None:
     assert second["rootInfo"]["rawWinrate"] == pytest.approx(
         1 - first["rootInfo"]["rawWinrate"], abs=1e-4)
     assert answers[2]["field"] == "moves[1]" and answers[4]["field"] == "json"
+
+
+def test_max_time_bounds_the_search() -> None:
+    torch.set_num_threads(1)
+    timed = AnalysisEngine(ModelLibrary(tiny_model_file(4)),
+                           AnalysisConfig(visits=8, max_visits=1_000_000))
+    ask(timed, {"id": "warm", "side": 4, "moves": [], "maxVisits": 16})
+    start = time.monotonic()
+    answers = ask(timed, {"id": "t", "side": 4, "moves": [], "maxVisits": 1_000_000,
+                          "maxTime": 0.3})
+    elapsed = time.monotonic() - start
+    visits = answers[0]["rootInfo"]["visits"]
+    assert 1 <= visits < 1_000_000 and elapsed < 5.0
+    assert answers[0]["isDuringSearch"] is False and answers[0]["moveInfos"]
+
+
+def test_partial_answers_come_during_the_search() -> None:
+    torch.set_num_threads(1)
+    timed = AnalysisEngine(ModelLibrary(tiny_model_file(4)),
+                           AnalysisConfig(visits=8, max_visits=1_000_000))
+    answers = ask(timed, {"id": "p", "side": 4, "moves": [], "maxVisits": 1_000_000,
+                          "maxTime": 0.6, "reportDuringSearchEvery": 0.1},
+                  {"id": "quiet", "side": 4, "moves": [], "maxVisits": 1_000_000,
+                   "maxTime": 0.6})
+    partial = [a for a in answers if a["isDuringSearch"]]
+    final = [a for a in answers if not a["isDuringSearch"]]
+    assert len(partial) >= 2 and {a["id"] for a in partial} == {"p"}
+    assert [a["id"] for a in final] == ["p", "quiet"]
+    assert answers.index(partial[-1]) < answers.index(final[0])  # partial answers first
+    visits = [a["rootInfo"]["visits"] for a in partial] + [final[0]["rootInfo"]["visits"]]
+    assert visits == sorted(visits) and all(a["moveInfos"] for a in partial)
+
+
+def test_partial_answers_are_written_at_once_by_run() -> None:
+    torch.set_num_threads(1)
+    timed = AnalysisEngine(ModelLibrary(tiny_model_file(4)),
+                           AnalysisConfig(visits=8, max_visits=1_000_000))
+    query = {"id": "s", "side": 4, "moves": [], "maxVisits": 1_000_000, "maxTime": 0.4,
+             "reportDuringSearchEvery": 0.1}
+    output = io.StringIO()
+    timed.run(io.StringIO(json.dumps(query) + "\n"), output)
+    answers = [json.loads(line) for line in output.getvalue().splitlines()]
+    assert [a["isDuringSearch"] for a in answers][-1] is False
+    assert sum(a["isDuringSearch"] for a in answers) >= 2

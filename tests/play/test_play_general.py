@@ -109,7 +109,9 @@ def test_cli_gtp_keeps_stdout_to_the_protocol(capsys) -> None:
     assert answers[0] == "=1" and answers[1].startswith("=2 ") and answers[2] == "=3"
     assert "note" not in output.getvalue()
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "7/komi/standard is outside the training" in err
+    # one start-up line (how the player searches, how long loading took), then the note
+    assert err.count("\n") == 2 and err.startswith("catena-zero gtp: 1 simulations")
+    assert "7/komi/standard is outside the training" in err
 
 
 @pytest.mark.parametrize("side", [3, 5, 8])

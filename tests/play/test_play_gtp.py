@@ -271,12 +271,12 @@ def test_seeded_random_player_is_reproducible():
 
 
 class FirstMovePlayer:
-    def genmove(self, game):
+    def genmove(self, game, **options):
         return game.legal_actions()[0]
 
 
 class BadPlayer:
-    def genmove(self, game):
+    def genmove(self, game, **options):
         return 10**6
 
 

@@ -16,7 +16,7 @@ class ScriptedPlayer:
         self.colour = colour
         self.moves = 0
 
-    def genmove(self, game) -> int:
+    def genmove(self, game, **options) -> int:
         self.moves += 1
         return game.legal_actions()[0]
 
@@ -100,7 +100,7 @@ class FailingPlayer(ScriptedPlayer):
 
     failing = False
 
-    def genmove(self, game) -> int:
+    def genmove(self, game, **options) -> int:
         if self.failing:
             raise RuntimeError("the model broke")
         return super().genmove(game)

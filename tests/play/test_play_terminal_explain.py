@@ -25,7 +25,7 @@ class ScriptedPlayer:
         self.library = _Library()
         self.colour = colour
 
-    def genmove(self, game) -> int:
+    def genmove(self, game, **options) -> int:
         return game.legal_actions()[0]
 
     def choose_komi(self, rules) -> int:

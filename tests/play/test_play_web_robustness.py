@@ -246,6 +246,8 @@ def test_a_slow_search_does_not_hold_up_other_games(monkeypatch) -> None:
                 if state["thinking"] or time.monotonic() > deadline:
                     break
             assert status == 200 and state["thinking"] and state["history"] == ["C3"]
+            # the search so far: the fake search is seven visits in when it stalls
+            assert state["search"]["visits"] == 7 and state["search"]["best"]
             start = time.monotonic()
             status, state = call(port, "GET", f"/api/state?game={fast['game']}",
                                  token=fast["token"], timeout=2)
@@ -379,3 +381,20 @@ def test_serve_config_checks_the_new_settings() -> None:
         with pytest.raises(ValueError, match=next(iter(settings))):
             ServeConfig(**settings)
     assert MAX_BODY_BYTES == 16384
+
+
+def test_the_think_time_level_bounds_the_model_and_is_checked() -> None:
+    player = FakePlayer()
+    with running_server(player) as server:
+        port = server.server_address[1]
+        status, state = call(port, "POST", "/api/new", {"side": 3, "think": "quick"})
+        assert status == 200
+        call(port, "POST", "/api/move", {"game": state["game"], "move": "C3"},
+             token=state["token"])
+        assert player.asked[-1] == (0.5, 128)
+        status, state = call(port, "POST", "/api/new", {"side": 3})  # the default level
+        call(port, "POST", "/api/move", {"game": state["game"], "move": "C3"},
+             token=state["token"])
+        assert player.asked[-1] == (2.0, 800)
+        status, answer = call(port, "POST", "/api/new", {"side": 3, "think": "forever"})
+        assert status == 400 and "think must be one of quick, normal, strong" in answer["error"]

@@ -10,6 +10,7 @@ import random
 import socket
 import threading
 from collections.abc import Callable, Iterator
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -49,12 +50,17 @@ class FakePlayer:
         self.random = random.Random(seed)
         self.lock = threading.Lock()
         self.before_move = before_move
+        self.asked: list[tuple] = []  # (seconds, simulations) of each genmove
 
-    def genmove(self, game) -> int:
+    def genmove(self, game, seconds=None, simulations=None, on_progress=None) -> int:
+        self.asked.append((seconds, simulations))
+        with self.lock:
+            action = int(self.random.choice(list(game.legal_actions())))
+        if on_progress is not None:  # a search seven visits in, about to play `action`
+            on_progress(SimpleNamespace(visit_counts=np.array([[7]]), action=np.array([action])))
         if self.before_move is not None:
             self.before_move(game)
-        with self.lock:
-            return int(self.random.choice(list(game.legal_actions())))
+        return action
 
     def evaluate(self, game) -> PositionEvaluation:
         return PositionEvaluation(0.5, 0.0, np.zeros(game.rules.board.num_cells, np.float32))

@@ -65,11 +65,31 @@ async function api(path, body) {
   return payload;
 }
 
+// While the model thinks, ask for the game's state now and then: it carries the search so
+// far (visits, the move it would play now).
+function watchSearch(pendingText) {
+  const game = current && current.game;
+  if (!game) return () => {};
+  let stopped = false;
+  const timer = setInterval(async () => {
+    try {
+      const state = await api("/api/state?game=" + encodeURIComponent(game));
+      if (!stopped && busy && state.thinking && state.search) {
+        $("status").textContent = pendingText + " " + state.search.visits +
+          " visits, best so far " + state.search.best;
+      }
+    } catch (error) { /* the answer itself will say what went wrong */ }
+  }, 400);
+  return () => { stopped = true; clearInterval(timer); };
+}
+
 async function request(path, body, pendingText) {
   if (busy) return;
   setBusy(true);
   $("error").textContent = "";
   if (pendingText) $("status").textContent = pendingText;
+  const stopWatching = pendingText && pendingText.startsWith("Model") ? watchSearch(pendingText)
+                                                                      : () => {};
   try {
     const state = await api(path, body);
     current = state;
@@ -79,6 +99,7 @@ async function request(path, body, pendingText) {
     $("error").dataset.reason = error.reason || "";
     if (current) render();
   } finally {
+    stopWatching();
     setBusy(false);
     if (current) updateButtons();
   }
@@ -229,7 +250,7 @@ function newGame(event) {
   }
   request("/api/new", {
     side: Number($("side").value), game_type: $("game-type").value, scoring: $("scoring").value,
-    komi: komi, colour: $("colour").value}, "Starting...");
+    komi: komi, colour: $("colour").value, think: $("think").value}, "Starting...");
 }
 
 async function start() {

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The general champion run continued on a lent GPU machine for about ten minutes: self-play
+# games evaluated in large batches on the GPU, torch using every CPU core, then the newest
+# checkpoint copied to $OUT to be gated here before it is bundled.
+#
+#   OUT=/tmp/out DEVICE=cpu RUN_MINUTES=0.2 GAMES=16 bash benchmarks/device_champion.sh   # rehearsal
+#
+# Inputs (prepared beside the repo, git-ignored, carried to the machine with `carry`):
+#   .gpu/site              pure-Python packages missing there (hydra, omegaconf, antlr4)
+#   .gpu/champion          a run dir holding checkpoints/<the newest checkpoint>:
+#                          mkdir -p .gpu/champion/checkpoints
+#                          cp checkpoints/general/*.pt .gpu/champion/checkpoints/
+# Back here, gate the checkpoint against the registry's champions before bundling it:
+#   catena-zero arena arena=gate arena.candidate=checkpoint:OUT/checkpoint-....pt \
+#       board=side6 arena.num_games=200      (and board=side8)
+# The mix is the champion sittings' (checkpoints/README.md), so the curriculum goes on where
+# it stopped; the run's seconds clock counts the GPU's faster iterations as they come. With
+# 4x the games an iteration, the training steps an iteration grow 4x too, keeping the
+# sittings' training steps per self-play position.
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/device_champion}
+DEVICE=${DEVICE:-cuda}
+RUN_MINUTES=${RUN_MINUTES:-10}
+GAMES=${GAMES:-512}
+RUN_DIR=${RUN_DIR:-.gpu/champion}
+THREADS=${THREADS:-$(nproc)}
+PY=${PYTHON:-python3}
+mkdir -p "$OUT"
+export PYTHONPATH="$PWD/.gpu/site${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+stamp() { echo "== $(date -u +%T) $*"; }
+
+stamp environment
+nvidia-smi -L 2>/dev/null || echo "no nvidia-smi"
+$PY -c "import sys, torch; print(sys.version.split()[0], 'torch', torch.__version__, \
+'cuda', torch.cuda.is_available(), 'cpus', __import__('os').cpu_count())"
+ls "$RUN_DIR"/checkpoints/*.pt | tail -1
+
+steps=$(( 64 * GAMES / 128 ))
+stamp "champion continuation on $DEVICE for $RUN_MINUTES minutes, $GAMES games an iteration"
+timeout $(( ${RUN_MINUTES%.*} * 60 + 240 )) $PY -c \
+    "import sys; from catena_zero.cli.main import main; sys.exit(main(sys.argv[1:]))" \
+    train run_dir="$RUN_DIR" resume=true runtime=inline device="$DEVICE" threads="$THREADS" \
+    'mix.shares=[1,4,3,26,14,12,4,4,1,1,1,1,1,1,1,1,2,2,2,2,2,2,2,2]' 'mix.final_shares=[]' \
+    mix.schedule_minutes=0 games_per_iteration="$GAMES" selfplay.games_in_batch="$GAMES" \
+    train.steps_per_iteration="$steps" checkpoint_every=1 gating.enabled=false \
+    tensorboard=false progress=true iterations=0 max_minutes="$RUN_MINUTES" \
+    > "$OUT/train.log" 2>&1
+echo "train exit $?"
+tail -c 3000 "$OUT/train.log"
+newest=$(ls "$RUN_DIR"/checkpoints/*.pt | sort | tail -1)
+cp "$newest" "$OUT/" && echo "kept $newest"
+cp "$RUN_DIR"/summary.json "$OUT/" 2>/dev/null
+stamp done

@@ -1,0 +1,451 @@
+"""A learning race: training recipes trained from scratch for the same wall-clock minutes,
+then their final checkpoints played against each other and against the baselines.
+
+Every recipe (Hydra overrides of `catena-zero train` over common `--base` overrides) gets the
+same seed and `max_minutes`, one torch thread and the inline runtime, and all train one
+after another on one core (`--core`, default the highest this process may use; `taskset -c`),
+so a race on a 2-core machine whose other core is busy stays fair. The final
+checkpoints play on `--track` at its fair komi, found as `general_targets` does with the
+bundled general.pt as neutral reference: each pair head to head, each recipe against each
+`--opponents` spec, colours alternating, Wilson 95% intervals. A dated Markdown page records
+recipes, train commands, machine, commit, what each run reached, matches and a verdict.
+
+    python -m benchmarks.learning_race small=network=b4c32 \\
+        big=network.blocks=6,network.channels=48 --minutes 30 --name width
+    python -m benchmarks.learning_race --recipes-file race.yaml --dry-run
+    python -m benchmarks.learning_race small= big=network=b6c64 --skip-train --games 100
+
+A recipe is NAME=OVERRIDES (comma-separated, commas inside [...] kept; empty: the base
+alone), or a YAML file of `NAME: [override, ...]`. Run dirs go to runs/race-NAME/RECIPE (the
+train log beside each, its first line the command), the page to
+docs/results/YYYY-MM-DD-race-NAME.md (index it in docs/results/README.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from benchmarks.general_targets import DEFAULT_GAMES, DEFAULT_SIMULATIONS, FairKomi, network_spec
+from catena_zero.arena.match import play_match
+from catena_zero.arena.specs import AgentFactory, parse_agent_spec
+from catena_zero.arena.stats import match_score, wilson_interval
+from catena_zero.data.atomic import atomic_write_text
+from catena_zero.export.evaluator import read_model_network
+from catena_zero.play.bundled import bundled_general_path
+from catena_zero.play.model_player import PlayerConfig
+from catena_zero.rules import Track
+from catena_zero.train.checkpoint import load_latest_intact_checkpoint
+
+TRAIN_ENTRY = "import sys; from catena_zero.cli.main import main; sys.exit(main())"
+# Keys the race itself sets, so every recipe gets the same budget, seed and single core.
+RACE_KEYS = ("run_dir", "resume", "seed", "max_minutes", "iterations", "runtime", "threads")
+RECIPE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+RACE_NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")  # a docs/results page name (tests/test_docs)
+DEFAULT_OPPONENTS = "greedy,uct:200"
+Log = Callable[[str], None]
+
+
+class RaceInputError(ValueError):
+    """Bad command-line input: one line on stderr, exit 2."""
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    overrides: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    """What a recipe's run reached: its newest intact checkpoint's counters."""
+
+    checkpoint: str
+    steps: int
+    iterations: int
+    games: int
+    positions: int
+    minutes: float | None  # the loop's own minutes (summary.json); None when it has none
+
+
+@dataclass(frozen=True)
+class MatchRecord:
+    """One match from player A's side; the rest follows from the counts, as in the arena."""
+
+    player_a: str
+    player_b: str
+    wins: int
+    draws: int
+    losses: int
+
+    def summary(self) -> tuple[int, float, float, float]:
+        """(games, score with draws as half, Wilson 95% low, high)."""
+        games = self.wins + self.draws + self.losses
+        low, high = wilson_interval(self.wins + 0.5 * self.draws, games)
+        score = match_score(self.wins, self.draws, self.losses)
+        return games, float(score), float(low), float(high)
+
+
+def split_overrides(text: str) -> list[str]:
+    """Comma-separated overrides; a comma inside brackets or quotes (a list value) stays."""
+    parts, current, depth, quote = [], "", 0, ""
+    for character in text:
+        if quote:
+            quote = "" if character == quote else quote
+        elif character in "'\"":
+            quote = character
+        elif character in "[{(":
+            depth += 1
+        elif character in "]})":
+            depth -= 1
+        elif character == "," and depth == 0:
+            parts.append(current)
+            current = ""
+            continue
+        current += character
+    if depth or quote:
+        raise RaceInputError(f"unbalanced brackets or quotes in {text!r}")
+    return [part.strip() for part in [*parts, current] if part.strip()]
+
+
+def check_override(override: str, where: str) -> str:
+    """A Hydra override (`key=value`, `+key=value`, `~key`) that leaves the race's keys alone."""
+    key = override.lstrip("+~").partition("=")[0]
+    if not key or ("=" not in override and not override.startswith("~")):
+        raise RaceInputError(f"{where}: {override!r} is not a Hydra override key=value")
+    if key in RACE_KEYS or key.startswith("runtime."):
+        raise RaceInputError(f"{where}: {key} is set by the race itself "
+                             f"({', '.join(RACE_KEYS)})")
+    return override
+
+
+def parse_recipe(text: str) -> Recipe:
+    """NAME=override1,override2,... (NAME= alone: the base overrides only)."""
+    name, separator, overrides = text.partition("=")
+    if not separator or not RECIPE_NAME.match(name):
+        raise RaceInputError(f"recipe {text!r}: expected NAME=override1,override2,... with "
+                             f"NAME of letters, digits, '.', '_' or '-'")
+    return Recipe(name, tuple(check_override(item, f"recipe {name}")
+                              for item in split_overrides(overrides)))
+
+
+def read_recipes_file(path: Path) -> list[Recipe]:
+    """A YAML mapping NAME: [override, ...] (or NAME: "a=1,b=2")."""
+    import yaml
+
+    try:
+        loaded = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as error:
+        raise RaceInputError(f"--recipes-file {path}: unreadable ({error})") from None
+    if not isinstance(loaded, dict):
+        raise RaceInputError(f"--recipes-file {path}: expected a mapping NAME: [overrides]")
+    return [parse_recipe(f"{name}=" + (",".join(map(str, overrides))
+                                       if isinstance(overrides, list) else overrides or ""))
+            for name, overrides in loaded.items()]
+
+
+def default_base(track: str) -> list[str]:
+    """The default job's recipe on `track` alone, without gating or probes (which would spend
+    the race's minutes): the one-track mix of docs/howto/train-on-a-laptop.md."""
+    return ["device=cpu", "progress=false", "gating.enabled=false", "probe.every=0",
+            f"mix.tracks=[{track}]", "mix.shares=[]", "mix.final_shares=[]",
+            "mix.schedule_iterations=0"]
+
+
+def train_command(recipe: Recipe, base: list[str], run_dir: Path, seed: int, minutes: float,
+                  core: int | None) -> list[str]:
+    """The subprocess that trains `recipe`; the recipe's overrides come last, so they win."""
+    pin = ["taskset", "-c", str(core)] if core is not None else []
+    return [*pin, sys.executable, "-c", TRAIN_ENTRY, "train", f"run_dir={run_dir}",
+            f"seed={seed}", f"max_minutes={minutes:g}", "iterations=0", "runtime=inline",
+            "threads=1", *base, *recipe.overrides]
+
+
+def check_configs(commands: dict[str, list[str]]) -> None:
+    """Compose every recipe's config (`--cfg`) before any training, so a misspelt key in the
+    last recipe does not surface after the first has trained for an hour."""
+    for name, command in commands.items():
+        done = subprocess.run([*command, "--cfg"], capture_output=True, text=True)
+        if done.returncode:
+            lines = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()
+            raise RaceInputError(f"recipe {name}: {lines[-1]}")
+
+
+def train_all(commands: dict[str, list[str]], out_dir: Path, log: Log = print) -> None:
+    """Train the recipes one after another (on the one core, so none slows another down)."""
+    for name, command in commands.items():
+        log_path = out_dir / f"{name}.log"
+        log(f"training {name} (log {log_path})")
+        with open(log_path, "w") as handle:
+            handle.write(f"$ {shlex.join(command)}\n")  # the page's record of the command
+            handle.flush()
+            done = subprocess.run(command, stdout=handle, stderr=subprocess.STDOUT)
+        if done.returncode:
+            raise RuntimeError(f"training {name} failed (exit {done.returncode}); see {log_path}")
+
+
+def run_progress(run_dir: Path) -> RunProgress:
+    checkpoint, _ = load_latest_intact_checkpoint(run_dir / "checkpoints")
+    if checkpoint is None:
+        raise RaceInputError(f"{run_dir}: no checkpoint (train it first: drop --skip-train)")
+    try:
+        minutes = float(json.loads((run_dir / "summary.json").read_text())["minutes"])
+    except (OSError, ValueError, KeyError, TypeError):
+        minutes = None
+    counters = checkpoint.counters
+    return RunProgress(str(checkpoint.path), counters.step, counters.iteration,
+                       counters.games, counters.positions, minutes)
+
+
+def play_matches(recipes: list[Recipe], progress: dict[str, RunProgress],
+                 arguments: argparse.Namespace, log: Log = print
+                 ) -> tuple[list[MatchRecord], str]:
+    """Every pair head to head, then each recipe against each opponent; (records, komi)."""
+    rules = Track.parse(arguments.track).rules()
+    # one leaf per tree per call: the matches' batch is their games (general_targets too)
+    search = PlayerConfig(simulations=arguments.simulations, leaves_per_call=1).search_config()
+    factory = AgentFactory(rules, search, "cpu", model_reader=read_model_network)
+    reference = bundled_general_path()
+    given = {} if arguments.komi is None else {arguments.track: arguments.komi}
+    komi, source = FairKomi(reference, factory, f"model:{reference}", given)(arguments.track)
+    specs = {name: network_spec(Path(run.checkpoint)) for name, run in progress.items()}
+    pairings = [(first.name, second.name) for first, second in itertools.combinations(recipes, 2)]
+    pairings += [(recipe.name, spec) for recipe in recipes for spec in arguments.opponents]
+    records = []
+    for index, (name_a, name_b) in enumerate(pairings):
+        result = play_match(rules, factory(specs[name_a]), factory(specs.get(name_b, name_b)),
+                            arguments.games, komi=komi, seed=arguments.seed + index,
+                            name_a=name_a, name_b=name_b)
+        records.append(MatchRecord(name_a, name_b, result.wins, result.draws, result.losses))
+        log(f"[{index + 1}/{len(pairings)}] {name_a} vs {name_b}: {result.score:.3f} "
+            f"[{result.interval[0]:.3f}, {result.interval[1]:.3f}] ({result.seconds:.0f} s)")
+    return records, f"{komi} ({source}; reference {reference.name})"
+
+
+def verdict(records: list[MatchRecord], names: list[str]) -> str:
+    """One line: each head-to-head pair's winner and whether its interval excludes 50%."""
+    parts = []
+    for record in (r for r in records if r.player_a in names and r.player_b in names):
+        games, score, low, high = record.summary()
+        player_a, player_b = record.player_a, record.player_b
+        shown = f"{player_a}'s score {score:.3f} [{low:.3f}, {high:.3f}] over {games} games"
+        if score == 0.5:
+            parts.append(f"{player_a} and {player_b} tied head to head ({shown})")
+            continue
+        winner, loser = (player_a, player_b) if score > 0.5 else (player_b, player_a)
+        excludes = "excludes" if low > 0.5 or high < 0.5 else "does not exclude"
+        parts.append(f"{winner} beat {loser} head to head ({shown}); the interval {excludes} 50%")
+    return "; ".join(parts) + "."
+
+
+def command_output(command: list[str]) -> str | None:
+    """The stripped stdout of `command`; None when it cannot run or fails."""
+    try:
+        return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def machine() -> str:
+    """`lscpu`'s model name and whether the CPU has AMX and AVX-512 (bf16 inference)."""
+    fields = {key.strip(): value.strip() for key, _, value in
+              (line.partition(":") for line in (command_output(["lscpu"]) or "").splitlines())}
+    flags = fields.get("Flags", "").split()
+    amx, avx512 = ("yes" if any(flag.startswith(name) for flag in flags) else "no"
+                   for name in ("amx", "avx512"))
+    return (f"{fields.get('Model name', 'unknown CPU')}, {os.cpu_count()} cores; "
+            f"AMX: {amx}, AVX-512: {avx512}")
+
+
+def git_commit() -> str:
+    commit = command_output(["git", "rev-parse", "--short", "HEAD"])
+    if commit is None:
+        return "unknown (not a git checkout)"
+    dirty = command_output(["git", "status", "--porcelain", "--untracked-files=no"])
+    return f"`{commit}`" + (" with uncommitted changes" if dirty else "")
+
+
+def render_page(name: str, date: str, settings: dict[str, str], recipes: list[Recipe],
+                base: list[str], commands: dict[str, str], progress: dict[str, RunProgress],
+                records: list[MatchRecord]) -> str:
+    """The results page; `settings`: race, track, komi, matches, commit, machine, pinning,
+    reproduce (one phrase each)."""
+    lines = [f"# Learning race {name}", "",
+             f"**Verdict:** {verdict(records, [recipe.name for recipe in recipes])}", "",
+             f"- **Race:** {settings['race']}",
+             f"- **Matches:** on {settings['track']} at komi {settings['komi']}; "
+             f"{settings['matches']}",
+             f"- **When, code:** {date}, commit {settings['commit']}.",
+             f"- **Machine:** {settings['machine']}; {settings['pinning']}.",
+             f"- **Reproduce:** `{settings['reproduce']}`", "", "## Recipes", "",
+             "| recipe | overrides | minutes | steps | iterations | games | positions |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for recipe in recipes:
+        run = progress[recipe.name]
+        shown = " ".join(recipe.overrides).replace("|", "\\|") or "(the base alone)"
+        minutes = "n/a" if run.minutes is None else f"{run.minutes:.1f}"
+        lines.append(f"| {recipe.name} | `{shown}` | {minutes} | {run.steps} | "
+                     f"{run.iterations} | {run.games} | {run.positions} |")
+    lines += ["", f"Base overrides of every recipe: `{' '.join(base)}`. Minutes are the "
+              "training loop's own; steps, iterations, games and positions are the final "
+              "checkpoint's counters. Train commands:", "", "```", *commands.values(), "```",
+              "", "## Matches", "", "| player A | player B | games | A wins-draws-losses | "
+              "A's score | 95% interval |", "|---|---|---:|---|---:|---|"]
+    for record in records:
+        games, score, low, high = record.summary()
+        lines.append(f"| {record.player_a} | {record.player_b} | {games} | {record.wins}-"
+                     f"{record.draws}-{record.losses} | {score:.3f} | [{low:.3f}, {high:.3f}] |")
+    return "\n".join(lines) + "\n"
+
+
+def recorded_command(log_path: Path, fallback: list[str]) -> str:
+    """The command a run was trained with (its log's first line); else what it would be."""
+    try:
+        first = log_path.read_text().splitlines()[0]
+    except (OSError, IndexError):
+        first = ""
+    return first[2:] if first.startswith("$ ") else shlex.join(fallback) + "  # reconstructed"
+
+
+def parse_arguments(argv: list[str]) -> argparse.Namespace:
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str):  # one line and exit 2 (main), not usage + message
+            raise RaceInputError(message)
+
+    parser = Parser(prog="python -m benchmarks.learning_race",
+                    description=__doc__.split("\n\n")[0])
+    add = parser.add_argument
+    add("recipes", nargs="*", help="NAME=override1,override2,...")
+    add("--recipes-file", type=Path, help="YAML: NAME: [override, ...]")
+    add("--base", action="append", default=[], help="overrides of every recipe (replace the "
+        "default, a one-track mix of --track)")
+    add("--name", default="", help="race name (default: the recipe names)")
+    add("--minutes", type=float, default=10.0, help="training minutes of each recipe")
+    add("--seed", type=int, default=0)
+    add("--games", type=int, default=DEFAULT_GAMES, help="games per match (even)")
+    add("--simulations", type=int, default=DEFAULT_SIMULATIONS, help="per move, in matches")
+    add("--track", default="6/komi/standard", help="the track of the matches")
+    add("--komi", type=int, default=None, help="play at this komi, not the fair one")
+    add("--opponents", default=DEFAULT_OPPONENTS, help="comma-separated agent specs")
+    add("--core", type=int, default=None, help="the CPU core (default: this process's highest)")
+    add("--out-dir", type=Path, help="run dirs (default runs/race-NAME)")
+    add("--page", type=Path, help="default docs/results/YYYY-MM-DD-race-NAME.md")
+    add("--skip-train", action="store_true", help="reuse the finished runs: matches and page")
+    add("--dry-run", action="store_true", help="print the commands only")
+    arguments = parser.parse_args(argv)
+    arguments.argv = list(argv)  # for the page's command that reproduces the race
+    try:
+        arguments.track = str(Track.parse(arguments.track))
+        if arguments.komi is not None:
+            Track.parse(arguments.track).rules().validate_komi(arguments.komi)
+        arguments.opponents = [str(parse_agent_spec(spec))
+                               for spec in split_overrides(arguments.opponents)]
+    except ValueError as error:
+        raise RaceInputError(str(error)) from None
+    file_recipes = read_recipes_file(arguments.recipes_file) if arguments.recipes_file else []
+    arguments.recipes = [*file_recipes, *map(parse_recipe, arguments.recipes)]
+    names = [recipe.name for recipe in arguments.recipes]
+    repeated = [name for name in names if names.count(name) > 1]
+    if repeated:
+        raise RaceInputError(f"recipe name {repeated[0]!r} is given more than once")
+    if set(names) & set(arguments.opponents):  # "greedy" would be a recipe and an opponent
+        raise RaceInputError(f"recipe names {sorted(set(names) & set(arguments.opponents))} "
+                             f"are also --opponents")
+    if len(names) < 2:
+        raise RaceInputError(f"a race needs at least two recipes, got {len(names)}")
+    for option, value, valid, wanted in (
+            ("--games", arguments.games, arguments.games >= 2 and arguments.games % 2 == 0,
+             "an even number >= 2"), ("--minutes", arguments.minutes, arguments.minutes > 0, "> 0"),
+            ("--simulations", arguments.simulations, arguments.simulations >= 1, ">= 1"),
+            ("--seed", arguments.seed, arguments.seed >= 0, ">= 0")):
+        if not valid:  # `> 0` is false for nan minutes too
+            raise RaceInputError(f"{option} must be {wanted}, got {value}")
+    arguments.name = arguments.name or "-vs-".join(
+        re.sub(r"[^a-z0-9]+", "-", recipe.name.lower()).strip("-") for recipe in arguments.recipes)
+    if not RACE_NAME.match(arguments.name):
+        raise RaceInputError(f"--name {arguments.name!r}: lower-case letters, digits and "
+                             f"single hyphens only (it names a docs/results page)")
+    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
+    arguments.core = allowed[-1] if arguments.core is None else arguments.core
+    if arguments.core not in allowed:
+        raise RaceInputError(f"--core {arguments.core}: this process may use cores {allowed}")
+    arguments.base = [check_override(item, "--base") for text in arguments.base
+                      for item in split_overrides(text)] or default_base(arguments.track)
+    arguments.out_dir = arguments.out_dir or Path("runs") / f"race-{arguments.name}"
+    return arguments
+
+
+def run(arguments: argparse.Namespace, log: Log = print) -> Path | None:
+    """Train (unless skipped), play, write the page; its path (None on a dry run)."""
+    recipes, out_dir = arguments.recipes, arguments.out_dir
+    core = arguments.core if shutil.which("taskset") else None  # the page says "not pinned"
+    commands = {recipe.name: train_command(recipe, arguments.base, out_dir / recipe.name,
+                                           arguments.seed, arguments.minutes, core)
+                for recipe in recipes}
+    if arguments.dry_run:
+        for command in commands.values():
+            log(shlex.join(command))
+        pairs = [f"{first.name} vs {second.name}"
+                 for first, second in itertools.combinations(recipes, 2)]
+        pairs += [f"{recipe.name} vs {spec}" for recipe in recipes for spec in arguments.opponents]
+        log(f"then {arguments.games}-game matches on {arguments.track}: {', '.join(pairs)}")
+        return None
+    if not arguments.skip_train:
+        held = [name for name in commands if any((out_dir / name / "checkpoints").glob("*"))]
+        if held:
+            raise RaceInputError(f"{out_dir / held[0]} already holds checkpoints: pass "
+                                 f"--skip-train to reuse the runs, or choose another --out-dir")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        check_configs(commands)
+        train_all(commands, out_dir, log)
+    progress = {recipe.name: run_progress(out_dir / recipe.name) for recipe in recipes}
+    torch.set_num_threads(1)  # the matches, like the training, on the one core
+    if core is not None and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {core})
+    records, komi = play_matches(recipes, progress, arguments, log)
+    date = time.strftime("%Y-%m-%d")
+    page = arguments.page or Path("docs/results") / f"{date}-race-{arguments.name}.md"
+    settings = {
+        "race": f"{len(recipes)} recipes trained from scratch for {arguments.minutes:g} "
+                f"minutes each, seed {arguments.seed}, one torch thread, inline runtime.",
+        "track": arguments.track, "komi": komi, "machine": machine(), "commit": git_commit(),
+        "matches": f"{arguments.games} games a match, colours alternating, "
+                   f"{arguments.simulations} simulations a move for the trained nets.",
+        "pinning": ("matches on the runs trained earlier (their commands below)"
+                    if arguments.skip_train else f"the recipes trained one after another, then "
+                    f"the matches, on core {core}" if core is not None else "not pinned"),
+        "reproduce": shlex.join(["python", "-m", "benchmarks.learning_race", *arguments.argv]),
+    }
+    shown = {recipe.name: recorded_command(out_dir / f"{recipe.name}.log",
+                                           commands[recipe.name]) for recipe in recipes}
+    page.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(page, render_page(arguments.name, date, settings, recipes,
+                                        arguments.base, shown, progress, records))
+    log(f"wrote {page}: {verdict(records, [recipe.name for recipe in recipes])}")
+    return page
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        run(parse_arguments(sys.argv[1:] if argv is None else argv))
+    except (RuntimeError, OSError, ValueError) as error:  # bad input; a failed run or file
+        print(f"learning_race: {' '.join(str(error).split())}", file=sys.stderr)
+        return 2 if isinstance(error, RaceInputError) else 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,230 @@
+"""benchmarks/learning_race.py: recipes, train commands, the results page, bad input, and one
+real tiny race end to end."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks import learning_race
+from benchmarks.learning_race import MatchRecord, Recipe, RunProgress
+
+ROOT = Path(__file__).resolve().parents[2]
+# The core the tests' trainings run on: the highest this process may use (the race's default).
+CORE = max(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0
+PIN = ["taskset", "-c", str(CORE)] if shutil.which("taskset") else []
+
+
+def test_a_recipe_is_a_name_and_its_overrides_with_list_values_kept_whole() -> None:
+    assert learning_race.parse_recipe("big=network.blocks=6,network.channels=48") == Recipe(
+        "big", ("network.blocks=6", "network.channels=48"))
+    assert learning_race.parse_recipe(
+        "two=mix.tracks=[4/komi/standard,6/komi/standard], network=b2c24,+train.x='a,b'"
+    ) == Recipe("two", ("mix.tracks=[4/komi/standard,6/komi/standard]", "network=b2c24",
+                        "+train.x='a,b'"))
+    assert learning_race.parse_recipe("plain=") == Recipe("plain", ())
+    assert learning_race.parse_recipe("drop=~probe") == Recipe("drop", ("~probe",))
+
+
+def test_recipes_come_from_a_yaml_file_too(tmp_path: Path) -> None:
+    recipes = tmp_path / "race.yaml"
+    recipes.write_text("small: [network=b4c32, 'mix.tracks=[6/komi/standard]']\n"
+                       "big: network.blocks=6,network.channels=48\nbase:\n")
+    assert learning_race.read_recipes_file(recipes) == [
+        Recipe("small", ("network=b4c32", "mix.tracks=[6/komi/standard]")),
+        Recipe("big", ("network.blocks=6", "network.channels=48")), Recipe("base", ())]
+
+
+def test_the_train_command_pins_the_core_and_puts_the_recipe_last() -> None:
+    recipe = Recipe("big", ("network.blocks=6", "network.channels=48"))
+    base = learning_race.default_base("6/komi/standard")
+    assert base == ["device=cpu", "progress=false", "gating.enabled=false", "probe.every=0",
+                    "mix.tracks=[6/komi/standard]", "mix.shares=[]", "mix.final_shares=[]",
+                    "mix.schedule_iterations=0"]
+    command = learning_race.train_command(recipe, base, Path("runs/race-x/big"), 7, 0.5, 1)
+    assert command == ["taskset", "-c", "1", sys.executable, "-c",
+                       "import sys; from catena_zero.cli.main import main; sys.exit(main())",
+                       "train", "run_dir=runs/race-x/big", "seed=7", "max_minutes=0.5",
+                       "iterations=0", "runtime=inline", "threads=1", *base,
+                       "network.blocks=6", "network.channels=48"]
+    assert learning_race.train_command(recipe, [], Path("r"), 0, 30.0, None)[:2] == [
+        sys.executable, "-c"]
+
+
+def test_a_dry_run_prints_every_command_and_match(capsys) -> None:
+    assert learning_race.main(["small=network=b4c32", "big=network.blocks=6,network.channels=48",
+                               "--seed", "3", "--minutes", "20", "--dry-run"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3
+    assert lines[0].startswith(" ".join([*PIN, sys.executable, "-c"]))
+    assert lines[0].endswith("train run_dir=runs/race-small-vs-big/small seed=3 max_minutes=20 "
+                             "iterations=0 runtime=inline threads=1 device=cpu progress=false "
+                             "gating.enabled=false probe.every=0 'mix.tracks=[6/komi/standard]' "
+                             "'mix.shares=[]' 'mix.final_shares=[]' mix.schedule_iterations=0 "
+                             "network=b4c32")
+    assert lines[1].endswith("run_dir=runs/race-small-vs-big/big seed=3 max_minutes=20 "
+                             "iterations=0 runtime=inline threads=1 device=cpu progress=false "
+                             "gating.enabled=false probe.every=0 'mix.tracks=[6/komi/standard]' "
+                             "'mix.shares=[]' 'mix.final_shares=[]' mix.schedule_iterations=0 "
+                             "network.blocks=6 network.channels=48")
+    assert lines[2] == ("then 200-game matches on 6/komi/standard: small vs big, small vs "
+                        "greedy, small vs uct:200, big vs greedy, big vs uct:200")
+    # --base replaces the default base; --track and --out-dir show in the commands
+    assert learning_race.main(["a=", "b=network=b2c24", "--base", "preset=tiny,side=4",
+                               "--track", "4/komi/standard", "--out-dir", "somewhere",
+                               "--opponents", "random", "--dry-run"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("run_dir=somewhere/a seed=0 max_minutes=10 iterations=0 "
+                             "runtime=inline threads=1 preset=tiny side=4")
+    assert lines[1].endswith("threads=1 preset=tiny side=4 network=b2c24")
+    assert lines[2] == "then 200-game matches on 4/komi/standard: a vs b, a vs random, b vs random"
+
+
+SETTINGS = {"race": "2 recipes trained from scratch for 30 minutes each, seed 0.",
+            "track": "6/komi/standard", "komi": "5 (model file 4.68; reference general.pt)",
+            "matches": "200 games a match.", "commit": "`abc1234`",
+            "machine": "Example CPU, 2 cores; AMX: yes, AVX-512: yes",
+            "pinning": "the recipes trained one after another, then the matches, on core 1",
+            "reproduce": "python -m benchmarks.learning_race big=... small= --minutes 30"}
+
+
+def test_the_page_records_recipes_runs_matches_and_the_verdict() -> None:
+    recipes = [Recipe("big", ("network.blocks=6", "network.channels=48")), Recipe("small", ())]
+    progress = {"big": RunProgress("runs/race/big/checkpoints/c.pt", 320, 10, 1280, 45000, 30.4),
+                "small": RunProgress("runs/race/small/checkpoints/c.pt", 512, 16, 2048, 70000,
+                                     None)}
+    records = [MatchRecord("big", "small", 120, 10, 70), MatchRecord("big", "greedy", 190, 0, 10),
+               MatchRecord("small", "greedy", 150, 0, 50)]
+    commands = {"big": "taskset -c 1 python -c ... train run_dir=runs/race/big network.blocks=6",
+                "small": "taskset -c 1 python -c ... train run_dir=runs/race/small"}
+    page = learning_race.render_page("width", "2026-12-03", SETTINGS, recipes, ["device=cpu"],
+                                     commands, progress, records)
+    verdict = ("big beat small head to head (big's score 0.625 [0.556, 0.689] over 200 games); "
+               "the interval excludes 50%.")
+    assert page.startswith(f"# Learning race width\n\n**Verdict:** {verdict}\n\n")
+    for line in ["- **Race:** 2 recipes trained from scratch for 30 minutes each, seed 0.",
+                 "- **Matches:** on 6/komi/standard at komi 5 (model file 4.68; reference "
+                 "general.pt); 200 games a match.",
+                 "- **When, code:** 2026-12-03, commit `abc1234`.",
+                 "- **Machine:** Example CPU, 2 cores; AMX: yes, AVX-512: yes; the recipes "
+                 "trained one after another, then the matches, on core 1.",
+                 "- **Reproduce:** `python -m benchmarks.learning_race big=... small= "
+                 "--minutes 30`",
+                 "| big | `network.blocks=6 network.channels=48` | 30.4 | 320 | 10 | 1280 "
+                 "| 45000 |",
+                 "| small | `(the base alone)` | n/a | 512 | 16 | 2048 | 70000 |",
+                 *commands.values(),
+                 "| big | small | 200 | 120-10-70 | 0.625 | [0.556, 0.689] |",
+                 "| big | greedy | 200 | 190-0-10 | 0.950 | [0.910, 0.973] |",
+                 "| small | greedy | 200 | 150-0-50 | 0.750 | [0.686, 0.805] |"]:
+        assert line in page.splitlines(), line
+    assert "Base overrides of every recipe: `device=cpu`." in page
+
+
+def test_the_verdict_names_the_winner_and_whether_the_interval_excludes_even() -> None:
+    names = ["a", "b"]
+    assert learning_race.verdict([MatchRecord("a", "b", 90, 0, 110)], names) == (
+        "b beat a head to head (a's score 0.450 [0.383, 0.519] over 200 games); the interval "
+        "does not exclude 50%.")
+    assert learning_race.verdict([MatchRecord("a", "b", 45, 10, 45),
+                                  MatchRecord("a", "greedy", 100, 0, 0)], names) == (
+        "a and b tied head to head (a's score 0.500 [0.404, 0.596] over 100 games).")
+    three = [MatchRecord("a", "b", 105, 0, 95), MatchRecord("a", "c", 190, 0, 10),
+             MatchRecord("b", "c", 150, 0, 50)]
+    assert learning_race.verdict(three, ["a", "b", "c"]).count("head to head") == 3
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    (["small=x", "big="], "recipe small: 'x' is not a Hydra override key=value"),
+    (["small", "big="], "recipe 'small': expected NAME=override1,override2"),
+    (["=network=b2c24", "big="], "expected NAME=override1,override2"),
+    (["a=", "a=network=b2c24"], "recipe name 'a' is given more than once"),
+    (["a="], "a race needs at least two recipes, got 1"),
+    ([], "a race needs at least two recipes, got 0"),
+    (["a=seed=3", "b="], "recipe a: seed is set by the race itself"),
+    (["a=mix.tracks=[4/komi/standard", "b="], "unbalanced brackets"),
+    (["a=", "b=", "--base", "max_minutes=3"], "--base: max_minutes is set by the race itself"),
+    (["a=", "b=", "--games", "3"], "--games must be an even number >= 2, got 3"),
+    (["a=", "b=", "--minutes", "0"], "--minutes must be > 0, got 0.0"),
+    (["a=", "b=", "--gmes", "3"], "unrecognized arguments: --gmes 3"),
+    (["a=", "b=", "--track", "6/komi/nothing"], "nothing"),
+    (["a=", "b=", "--komi", "99"], "komi 99 is outside the range"),
+    (["a=", "b=", "--opponents", "greedy,uct:x"], "uct:N"),
+    (["greedy=", "b="], "recipe names ['greedy'] are also --opponents"),
+    (["a=", "b=", "--name", "Not_A_Page"], "--name 'Not_A_Page': lower-case letters"),
+    (["a=", "b=", "--core", "4096"], "--core 4096: this process may use cores"),
+])
+def test_bad_input_is_one_line_and_exit_2(arguments: list[str], message: str, capsys) -> None:
+    assert learning_race.main([*arguments, "--dry-run"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and captured.err.startswith("learning_race: ")
+    assert message in captured.err
+
+
+def test_a_recipes_file_that_is_not_a_mapping_is_refused(tmp_path: Path, capsys) -> None:
+    recipes = tmp_path / "race.yaml"
+    recipes.write_text("- a=1\n")
+    assert learning_race.main(["--recipes-file", str(recipes), "--dry-run"]) == 2
+    assert "expected a mapping NAME: [overrides]" in capsys.readouterr().err
+    assert learning_race.main(["--recipes-file", str(tmp_path / "absent.yaml")]) == 2
+    assert "unreadable" in capsys.readouterr().err
+
+
+def test_runs_are_neither_overwritten_nor_invented(tmp_path: Path, capsys) -> None:
+    common = ["a=", "b=", "--out-dir", str(tmp_path), "--page", str(tmp_path / "page.md")]
+    assert learning_race.main([*common, "--skip-train"]) == 2
+    assert f"{tmp_path / 'a'}: no checkpoint (train it first" in capsys.readouterr().err
+    (tmp_path / "b" / "checkpoints").mkdir(parents=True)
+    (tmp_path / "b" / "checkpoints" / "checkpoint-step000000004-iter000001.pt").write_bytes(b"")
+    assert learning_race.main(common) == 2
+    assert f"{tmp_path / 'b'} already holds checkpoints" in capsys.readouterr().err
+    assert not (tmp_path / "a").exists() and not (tmp_path / "page.md").exists()
+
+
+def test_a_misspelt_key_is_refused_before_any_training(tmp_path: Path, capsys) -> None:
+    arguments = ["bad=network.blokcs=6", "good=", "--out-dir", str(tmp_path)]
+    assert learning_race.main(arguments) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("learning_race: recipe bad: ") and "network.blokcs" in error
+    assert not (tmp_path / "bad").exists() and not (tmp_path / "good.log").exists()
+
+
+@pytest.mark.slow
+def test_a_tiny_race_end_to_end(tmp_path: Path) -> None:
+    page, out_dir = tmp_path / "page.md", tmp_path / "runs"
+    command = [sys.executable, "-m", "benchmarks.learning_race", "small=network=b1c16",
+               "wide=network=b2c24", "--base",
+               "preset=tiny,side=4,gating.enabled=false,probe.every=0,tensorboard=false",
+               "--track", "4/komi/standard", "--minutes", "0.1", "--games", "4",
+               "--simulations", "2", "--opponents", "greedy,uct:8", "--seed", "5",
+               "--name", "tiny", "--out-dir", str(out_dir), "--page", str(page)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"wrote {page}: " in done.stdout
+    text = page.read_text()
+    assert text.startswith("# Learning race tiny\n\n**Verdict:** ")
+    assert "at komi 12 (model file 11.66; reference general.pt)" in text
+    assert "2 recipes trained from scratch for 0.1 minutes each, seed 5" in text
+    for name in ("small", "wide"):
+        log_line = (out_dir / f"{name}.log").read_text().splitlines()[0]
+        assert log_line.startswith(f"$ {' '.join(PIN)}".rstrip())
+        assert log_line[2:] in text.splitlines()  # the page shows the command that ran
+        assert f"run_dir={out_dir / name} seed=5 max_minutes=0.1" in log_line
+        row = next(line for line in text.splitlines() if line.startswith(f"| {name} | `"))
+        steps = int(row.split("|")[4])
+        assert steps > 0
+    for pairing in ("| small | wide | 4 |", "| small | greedy | 4 |", "| small | uct:8 | 4 |",
+                    "| wide | greedy | 4 |", "| wide | uct:8 | 4 |"):
+        assert pairing in text
+    # Again from the finished runs: the same runs and commands, no training.
+    again = subprocess.run([*command, "--skip-train", "--page", str(tmp_path / "again.md")],
+                           cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "training" not in again.stdout
+    assert "# reconstructed" not in (tmp_path / "again.md").read_text()
