@@ -52,14 +52,14 @@ import numpy as np
 
 from catena_zero.arena.match import play_match
 from catena_zero.arena.specs import AgentFactory, network_file_kind
-from catena_zero.arena.stats import wilson_interval
 from catena_zero.data.atomic import atomic_write_text
 from catena_zero.export.evaluator import read_model_network
 from catena_zero.export.model_file import read_metadata
 from catena_zero.export.ratings import Ratings, elo_from_record, write_ratings
+from catena_zero.komi.strength import OptimalityProbe
 from catena_zero.play.bundled import bundled_model_path
 from catena_zero.play.model_player import PlayerConfig
-from catena_zero.rules import BLACK, Rules, Track
+from catena_zero.rules import Rules, Track
 
 FORMAT = "catena_zero.general_targets"
 FORMAT_VERSION = 1
@@ -169,45 +169,6 @@ class FairKomi:
         evaluator = self.factory.for_rules(rules).evaluator(self.spec.partition(":")[2])
         fair = estimate_fair_komi(Engine(rules), evaluator)
         return int(rules.nearest_komi(fair)), f"network estimate {fair:.2f}"
-
-
-class OptimalityProbe:
-    """An agent that plays `agent`'s moves and counts how many the exact solver finds optimal:
-    margin-optimal (the best margin for the mover) and result-keeping (the game-theoretic
-    outcome for the mover stays what it was)."""
-
-    def __init__(self, agent: Any) -> None:
-        from catena_zero.komi.solver_agent import SolverAgent
-
-        self.agent = agent
-        self.name = getattr(agent, "name", "model")
-        self.solver = SolverAgent()
-        self.moves = self.margin_optimal = self.result_keeping = 0
-
-    def select_actions(self, engine, states, rng: np.random.Generator) -> np.ndarray:
-        actions = np.asarray(self.agent.select_actions(engine, states, rng))
-        for game in np.flatnonzero(~states.terminal):
-            solver = self.solver.solver(engine, int(states.komi[game]))
-            position = solver.state_from_arrays(
-                states.stones[game], states.limited[game], states.button[game],
-                states.to_move[game], states.stones_left[game])
-            sign = 1 if int(states.to_move[game]) == BLACK else -1  # values are Black's
-            values = {action: sign * solver.half_value(child)
-                      for action, child in solver.children(position)}
-            best, chosen = max(values.values()), values[int(actions[game])]
-            self.moves += 1
-            self.margin_optimal += chosen == best
-            self.result_keeping += np.sign(chosen) == np.sign(best)
-        return actions
-
-    def report(self) -> dict:
-        shares = {}
-        for key, count in (("margin_optimal", self.margin_optimal),
-                           ("result_keeping", self.result_keeping)):
-            low, high = wilson_interval(count, self.moves)
-            shares[key] = {"moves": int(count), "share": count / max(self.moves, 1),
-                           "interval": [float(low), float(high)]}
-        return {"moves": self.moves, **shares}
 
 
 def play_target(target: Target, model_spec: str, factory: AgentFactory, fair_komi: FairKomi,

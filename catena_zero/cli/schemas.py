@@ -105,7 +105,7 @@ class PlayKeys:
     model: str | None = None  # model file; null = the bundled champion; gtp: random = random moves
     komi: Any = 0  # komi for White at start (in the rules' range); play: auto = the model's pick
     colour: str = "black"  # play: your colour, black | white | auto (the model chooses its own)
-    think: str = "normal"  # play: the model's think time a move, quick | normal | strong
+    think: str | None = None  # play: think time a move, quick|normal|strong; null: player.*
 
 
 @dataclass

@@ -31,6 +31,7 @@ from catena_zero.data.atomic import atomic_write_text
 from catena_zero.komi.atlas_measure import double_balance, first_stones, komi_balance
 from catena_zero.komi.config import ATLAS_VARIANTS, AtlasConfig, SolveConfig
 from catena_zero.komi.exact import solve_exact
+from catena_zero.komi.strength import solver_check, strength_note
 from catena_zero.mcts import SearchConfig
 from catena_zero.mcts.solver import enum_value
 from catena_zero.rules import Rules
@@ -79,13 +80,16 @@ def track_rules(side: int, variant: str) -> Rules:
 
 
 def measurement_settings(config: AtlasConfig, search_config: SearchConfig,
-                         game_type: str) -> dict:
-    """The settings a track's estimate depends on (those of its game type and the search)."""
+                         game_type: str, solved: bool = False) -> dict:
+    """The settings a track's estimate depends on (those of its game type and the search;
+    on a `solved` side also those of the solver's check of the model)."""
     used = {"komi": ("simulations", "coarse_points", "coarse_games", "refine_points",
                      "bracket_games", "network_estimate", "resamples", "seed"),
             "nokomi": ("simulations", "stone_simulations", "stone_games", "even_margin",
                        "seed"),
             "double": ("simulations", "double_games", "seed")}[game_type]
+    if solved:
+        used += ("strength_games", "min_optimal_share")
     search = dataclasses.asdict(search_config)
     return {"atlas": {key: getattr(config, key) for key in used}, "search": search}
 
@@ -186,14 +190,36 @@ def contains(interval: list, value: float | None) -> bool:
     return (low is None or low <= value) and (high is None or value <= high)
 
 
+def atlas_agent(rules: Rules, model: AtlasModel, search_config: SearchConfig,
+                config: AtlasConfig) -> SearchAgent:
+    """The self-play agent of the measurements: the model's search at `config.simulations`
+    with root noise, which makes the games differ (the search keeps its other settings)."""
+    play = dataclasses.replace(search_config, num_simulations=config.simulations,
+                               gumbel_scale=1.0)
+    return SearchAgent(model.evaluator(rules), play, name=model.name)
+
+
+def strength_fields(rules: Rules, model: AtlasModel, search_config: SearchConfig,
+                    config: AtlasConfig, record: dict) -> dict:
+    """On a solved track: the solver's check of the model's own moves at the exact fair komi
+    (the range's top when Black wins at every komi; the only komi without one), with the
+    "model not strong enough" note when too few are margin-optimal (catena_zero.komi.strength)."""
+    if config.strength_games == 0:
+        return {"strength": None, "strength_note": None}
+    komi = rules.nearest_komi(record.get("exact")) if record["game_type"] == "komi" else 0
+    if record["game_type"] == "komi" and record.get("exact_in_range") is False:
+        komi = rules.komi_range[1]
+    check = solver_check(rules, atlas_agent(rules, model, search_config, config),
+                         config.strength_games, config.min_optimal_share, komi=komi,
+                         seed=config.seed)
+    return {"strength": check, "strength_note": strength_note(check)}
+
+
 def measure_track(rules: Rules, model: AtlasModel, search_config: SearchConfig,
                   config: AtlasConfig, exact_report: dict | None) -> dict:
     """The estimate fields of one track (the measure of its game type)."""
     evaluate_fn = model.evaluator(rules)
-    # Root noise makes the self-play games differ; the search keeps its other settings.
-    play = dataclasses.replace(search_config, num_simulations=config.simulations,
-                               gumbel_scale=1.0)
-    agent = SearchAgent(evaluate_fn, play, name=model.name)
+    agent = atlas_agent(rules, model, search_config, config)
     game_type = enum_value(rules.game_type)
     if game_type == "komi":
         return komi_balance(rules, agent, evaluate_fn, config)
@@ -237,7 +263,8 @@ def run_atlas(config: AtlasConfig, models: Callable[[int], AtlasModel | None] | 
             save_atlas(path, document)
             log(f"[atlas] {name}: no model plays side {side}")
             continue
-        settings = measurement_settings(config, search_config, record["game_type"])
+        settings = measurement_settings(config, search_config, record["game_type"],
+                                        solved=record.get("exact_report") is not None)
         stamp = fingerprint(name, model, settings)
         if record.get("status") == "measured" and record.get("fingerprint") == stamp:
             log(f"[atlas] {name}: already measured with {model.name}; kept")
@@ -246,6 +273,8 @@ def run_atlas(config: AtlasConfig, models: Callable[[int], AtlasModel | None] | 
         measured = measure_track(rules, model, search_config, config,
                                  record.get("exact_report"))
         record.update(measured)
+        if record.get("exact_report") is not None:
+            record.update(strength_fields(rules, model, search_config, config, record))
         record.update(status="measured", model={"name": model.name, "sha256": model.sha256},
                       settings=settings, fingerprint=stamp,
                       seconds=round(time.perf_counter() - started, 2))

@@ -90,6 +90,9 @@ def markdown_table(document: dict) -> str:
             in_range = f"exact: {'yes' if record['exact_in_range'] else 'no'}"
         elif in_range is not None:
             in_range = "yes" if in_range else "no"
+        if record.get("strength_note"):  # the solver found the model's play too weak
+            share = record["strength"]["margin_optimal"]["share"]
+            in_range = f"model not strong enough ({100 * share:.0f}% optimal)"
         lines.append("| " + " | ".join([
             str(record["side"]), f"{record['game_type']}/{record['scoring']}",
             record.get("status") or "pending", MEASURES[record["game_type"]],
@@ -104,6 +107,12 @@ def markdown_table(document: dict) -> str:
     if notes:
         lines += ["", "Outside the komi range:", ""]
         lines += [f"- {track}: {note}" for track, note in notes]
+    weak = [(record["track"], record["strength_note"])
+            for record in document["records"].values() if record.get("strength_note")]
+    if weak:
+        lines += ["", "Where the solver finds the model's own play too weak for its estimate "
+                      "to stand for the game's:", ""]
+        lines += [f"- {track}: {note}" for track, note in weak]
     return "\n".join(lines) + "\n"
 
 

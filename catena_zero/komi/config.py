@@ -96,6 +96,8 @@ class AtlasConfig:
     resamples: int = 1000  # bootstrap resamples of the komi crossing
     seed: int = 0  # games and bootstrap are reproducible from this seed
     threads: int = 1  # torch threads of the model (the results do not depend on it)
+    strength_games: int = 8  # exact sides: self-play games whose every move the solver checks
+    min_optimal_share: float = 0.8  # below this share of margin-optimal moves: flagged weak
 
     def __post_init__(self):
         bad_sides = [side for side in self.sides if not 2 <= int(side) <= 10]
@@ -118,6 +120,12 @@ class AtlasConfig:
             raise ValueError(f"atlas.threads must be >= 1, got {self.threads}")
         if self.stone_games < 0:
             raise ValueError(f"atlas.stone_games must be >= 0, got {self.stone_games}")
+        if self.strength_games < 0 or self.strength_games % 2:
+            raise ValueError(f"atlas.strength_games must be an even number >= 0 (colours "
+                             f"alternate), got {self.strength_games}")
+        if not 0.0 <= self.min_optimal_share <= 1.0:
+            raise ValueError(f"atlas.min_optimal_share must be in [0, 1], got "
+                             f"{self.min_optimal_share}")
         if not 0.0 < self.even_margin < 0.5:
             raise ValueError(f"atlas.even_margin must be in (0, 0.5), got {self.even_margin}")
 

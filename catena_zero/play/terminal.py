@@ -47,10 +47,12 @@ class TerminalConfig:
     scoring: str = "standard"  # "standard" | "longest" | "quadratic"
     komi: int | None = 0  # komi added to White; None = the model chooses the most balanced one
     colour: str = "black"  # your colour: "black", "white" or "auto" (the model chooses its own)
-    think: str = "normal"  # the model's think time a move: quick | normal | strong
+    think: str | None = None  # the model's think time a move: quick | normal | strong; None =
+    # the player's own settings (player.simulations, player.seconds_per_move)
 
     def __post_init__(self) -> None:
-        think_level(self.think)  # ValueError naming the levels
+        if self.think is not None:
+            think_level(self.think)  # ValueError naming the levels
         rules = self.rules()
         if self.komi is not None:
             rules.validate_komi(self.komi)

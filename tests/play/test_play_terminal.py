@@ -59,3 +59,13 @@ def test_cli_reads_stdin(monkeypatch, capsys) -> None:
                       "player.simulations=4"]) == 0
     out = capsys.readouterr().out
     assert "the model chose komi" in out and "model plays" in out
+
+
+def test_think_levels_bound_the_model_and_are_checked(player: ModelPlayer) -> None:
+    text = run(player, "think quick\nthink blitz\nthink\nC3\nquit\n")
+    assert "the model now thinks up to 0.5 s or 128 simulations a move" in text
+    assert text.count("expected one of quick, normal, strong") == 2
+    assert "model plays" in text
+    with pytest.raises(ValueError, match="think time"):
+        TerminalConfig(side=3, think="forever")
+    assert "model plays" in run(player, "C3\nquit\n", think="quick")

@@ -5,6 +5,7 @@ hold up other games, idle or trickling connections are closed and hold no thread
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -398,3 +399,18 @@ def test_the_think_time_level_bounds_the_model_and_is_checked() -> None:
         assert player.asked[-1] == (2.0, 800)
         status, answer = call(port, "POST", "/api/new", {"side": 3, "think": "forever"})
         assert status == 400 and "think must be one of quick, normal, strong" in answer["error"]
+
+
+def test_the_page_offers_every_think_level_and_watches_the_search() -> None:
+    from pathlib import Path
+
+    from catena_zero.play.time_control import THINK_LEVELS
+
+    static = Path(web_games.__file__).parent / "static"
+    page = (static / "index.html").read_text()
+    offered = re.findall(r'<option value="(\w+)"[^>]*>\w+ \(([\d.]+) s\)', page)
+    assert [(name, float(seconds)) for name, seconds in offered] == [
+        (name, level[0]) for name, level in THINK_LEVELS.items()]
+    assert 'value="normal" selected' in page and web_games.DEFAULT_THINK == "normal"
+    script = (static / "app.js").read_text()
+    assert 'think: $("think").value' in script and "state.search.visits" in script

@@ -1,0 +1,75 @@
+"""The solver's check of the model's own moves on solved boards (komi.strength), and how the
+atlas reports a track whose model is too weak for its estimate to stand."""
+
+from __future__ import annotations
+
+import pytest
+
+from catena_zero.arena.agents import RandomAgent
+from catena_zero.komi.atlas import AtlasModel, run_atlas
+from catena_zero.komi.atlas_report import markdown_table
+from catena_zero.komi.config import AtlasConfig
+from catena_zero.komi.solver_agent import SolverAgent
+from catena_zero.komi.strength import NOT_STRONG_ENOUGH, solver_check, strength_note
+from catena_zero.mcts import UniformEvaluator
+from catena_zero.rules import Rules
+from tests.komi.test_komi_atlas import CHEAP, exact_model
+
+
+def test_the_solver_itself_plays_only_optimal_moves():
+    check = solver_check(Rules(side=2), SolverAgent(), games=8, min_share=1.0, komi=3)
+    assert check["moves"] > 0 and check["games"] == 8 and check["komi"] == 3
+    assert check["margin_optimal"]["share"] == 1.0 and check["result_keeping"]["share"] == 1.0
+    assert check["strong_enough"] and strength_note(check) is None
+
+
+def test_random_moves_fall_below_a_high_bar():
+    check = solver_check(Rules(side=2), RandomAgent(), games=8, min_share=0.95, komi=3)
+    share = check["margin_optimal"]["share"]
+    assert 0 < share < 0.95 and not check["strong_enough"]
+    low, high = check["margin_optimal"]["interval"]
+    assert low <= share <= high
+    note = strength_note(check)
+    assert note.startswith(NOT_STRONG_ENOUGH) and f"of {check['moves']} moves" in note
+    assert "bar 95%" in note
+
+
+def test_the_atlas_flags_a_weak_model_on_a_solved_track(tmp_path):
+    weak = AtlasModel("uniform", "2" * 64,
+                      lambda rules: UniformEvaluator(rules.board.num_actions))
+    config = AtlasConfig(sides=[2], variants=["komi/standard"], output=str(tmp_path / "a.json"),
+                         solver_cache=str(tmp_path / "cache.json"), min_optimal_share=0.99,
+                         strength_games=8, **CHEAP)
+    record = run_atlas(config, lambda side: weak, progress=False,
+                       log=lambda line: None)["records"]["side2-komi-standard"]
+    assert record["strength"]["komi"] == 2  # the exact fair komi 2.5, rounded half to even
+    assert record["strength"]["margin_optimal"]["share"] < 0.99
+    assert record["strength_note"].startswith(NOT_STRONG_ENOUGH)
+    table = markdown_table({"records": {"side2-komi-standard": record}})
+    assert "model not strong enough (" in table and "too weak for its estimate" in table
+
+
+def test_a_perfect_model_passes_and_zero_games_skip_the_check(tmp_path):
+    config = AtlasConfig(sides=[2], variants=["double/standard"],
+                         output=str(tmp_path / "a.json"),
+                         solver_cache=str(tmp_path / "cache.json"), **CHEAP)
+    model = exact_model()
+    record = run_atlas(config, lambda side: model, progress=False,
+                       log=lambda line: None)["records"]["side2-double-standard"]
+    assert record["strength"]["komi"] == 0 and record["strength_note"] is None
+    assert record["strength"]["result_keeping"]["share"] == 1.0
+    skipped = AtlasConfig(sides=[2], variants=["double/standard"], strength_games=0,
+                          output=str(tmp_path / "b.json"),
+                          solver_cache=str(tmp_path / "cache.json"), **CHEAP)
+    record = run_atlas(skipped, lambda side: model, progress=False,
+                       log=lambda line: None)["records"]["side2-double-standard"]
+    assert record["strength"] is None and record["strength_note"] is None
+
+
+@pytest.mark.parametrize(("changes", "words"), [
+    ({"strength_games": 3}, "even number"), ({"strength_games": -2}, "even number"),
+    ({"min_optimal_share": 1.5}, "min_optimal_share"),
+])
+def test_bad_strength_settings_name_the_key(changes, words):
+    with pytest.raises(ValueError, match=words):
+        AtlasConfig(**changes)
