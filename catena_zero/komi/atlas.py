@@ -90,6 +90,8 @@ def measurement_settings(config: AtlasConfig, search_config: SearchConfig,
             "double": ("simulations", "double_games", "seed")}[game_type]
     if solved:
         used += ("strength_games", "min_optimal_share")
+    if config.check_simulations:
+        used += ("check_simulations",)
     search = dataclasses.asdict(search_config)
     return {"atlas": {key: getattr(config, key) for key in used}, "search": search}
 
@@ -272,6 +274,12 @@ def run_atlas(config: AtlasConfig, models: Callable[[int], AtlasModel | None] | 
         started = time.perf_counter()
         measured = measure_track(rules, model, search_config, config,
                                  record.get("exact_report"))
+        if config.check_simulations:
+            checked = dataclasses.replace(config, simulations=config.check_simulations)
+            other = measure_track(rules, model, search_config, checked,
+                                  record.get("exact_report"))
+            measured = two_strengths({config.simulations: measured,
+                                      config.check_simulations: other})
         record.update(measured)
         if record.get("exact_report") is not None:
             record.update(strength_fields(rules, model, search_config, config, record))
@@ -287,6 +295,35 @@ def run_atlas(config: AtlasConfig, models: Callable[[int], AtlasModel | None] | 
     document["status"] = atlas_status(records)
     save_atlas(path, document)
     return document
+
+
+def overlaps(first: list, second: list) -> bool:
+    """Whether two intervals [low, high] (None: an open end) share a point."""
+    low = max((value for value in (first[0], second[0]) if value is not None), default=None)
+    high = min((value for value in (first[1], second[1]) if value is not None), default=None)
+    return low is None or high is None or low <= high
+
+
+def two_strengths(measured: dict[int, dict]) -> dict:
+    """One track measured at two search strengths ({simulations: fields}): the stronger
+    search's fields, with the weaker's estimate kept under `weaker`. When the two intervals do
+    not overlap, the estimate is still moving with strength beyond what the games' sampling
+    explains: the interval widens to hold both and `moving_with_strength` is true."""
+    weak, strong = sorted(measured)
+    fields, other = dict(measured[strong]), measured[weak]
+    fields["simulations"] = strong
+    fields["weaker"] = {"simulations": weak, "estimate": other.get("estimate"),
+                        "interval": other.get("interval"), "games": other.get("games")}
+    first, second = fields.get("interval") or [None, None], other.get("interval") or [None, None]
+    moving = not overlaps(first, second)
+    fields["moving_with_strength"] = moving
+    if moving:
+        fields["stronger_interval"] = first
+        lows, highs = (first[0], second[0]), (first[1], second[1])
+        fields["interval"] = [None if None in lows else min(lows),
+                              None if None in highs else max(highs)]
+    fields["games"] = int(fields.get("games") or 0) + int(other.get("games") or 0)
+    return fields
 
 
 def atlas_status(records: dict) -> str:

@@ -107,6 +107,15 @@ def markdown_table(document: dict) -> str:
     if notes:
         lines += ["", "Outside the komi range:", ""]
         lines += [f"- {track}: {note}" for track, note in notes]
+    moving = [record for record in document["records"].values()
+              if record.get("moving_with_strength")]
+    if moving:
+        lines += ["", "Still moving with search strength (the interval holds both "
+                      "measurements):", ""]
+        lines += [f"- {record['track']}: {record['weaker']['simulations']} simulations "
+                  f"{interval_text(record['weaker']['interval'])}, {record['simulations']} "
+                  f"{interval_text(record.get('stronger_interval'))}; reported "
+                  f"{interval_text(record.get('interval'))}" for record in moving]
     weak = [(record["track"], record["strength_note"])
             for record in document["records"].values() if record.get("strength_note")]
     if weak:

@@ -96,6 +96,7 @@ class AtlasConfig:
     resamples: int = 1000  # bootstrap resamples of the komi crossing
     seed: int = 0  # games and bootstrap are reproducible from this seed
     threads: int = 1  # torch threads of the model (the results do not depend on it)
+    check_simulations: int = 0  # also measure at this search strength (0: off); see komi.md
     strength_games: int = 8  # exact sides: self-play games whose every move the solver checks
     min_optimal_share: float = 0.8  # below this share of margin-optimal moves: flagged weak
 
@@ -120,6 +121,9 @@ class AtlasConfig:
             raise ValueError(f"atlas.threads must be >= 1, got {self.threads}")
         if self.stone_games < 0:
             raise ValueError(f"atlas.stone_games must be >= 0, got {self.stone_games}")
+        if self.check_simulations < 0:
+            raise ValueError(f"atlas.check_simulations must be >= 0, got "
+                             f"{self.check_simulations}")
         if self.strength_games < 0 or self.strength_games % 2:
             raise ValueError(f"atlas.strength_games must be an even number >= 0 (colours "
                              f"alternate), got {self.strength_games}")

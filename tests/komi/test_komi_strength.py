@@ -73,3 +73,42 @@ def test_a_perfect_model_passes_and_zero_games_skip_the_check(tmp_path):
 def test_bad_strength_settings_name_the_key(changes, words):
     with pytest.raises(ValueError, match=words):
         AtlasConfig(**changes)
+
+
+def test_two_strengths_that_agree_keep_the_stronger_interval():
+    from catena_zero.komi.atlas import two_strengths
+
+    fields = two_strengths({32: {"estimate": 5.2, "interval": [4, 6], "games": 40},
+                            8: {"estimate": 5.8, "interval": [5, 7], "games": 30}})
+    assert fields["simulations"] == 32 and fields["interval"] == [4, 6]
+    assert fields["moving_with_strength"] is False and fields["games"] == 70
+    assert fields["weaker"] == {"simulations": 8, "estimate": 5.8, "interval": [5, 7],
+                                "games": 30}
+
+
+def test_two_strengths_apart_widen_the_interval_to_hold_both():
+    from catena_zero.komi.atlas import two_strengths
+
+    fields = two_strengths({8: {"estimate": 3.0, "interval": [2, 4], "games": 20},
+                            64: {"estimate": 9.5, "interval": [9, None], "games": 20}})
+    assert fields["moving_with_strength"] is True
+    assert fields["interval"] == [2, None] and fields["stronger_interval"] == [9, None]
+    table = markdown_table({"records": {"t": {
+        **fields, "track": "side6-komi-standard", "side": 6, "game_type": "komi",
+        "scoring": "standard"}}})
+    assert "Still moving with search strength" in table
+    assert "8 simulations [2, 4], 64 [9, +inf]; reported [2, +inf]" in table
+
+
+def test_the_atlas_measures_at_two_strengths_when_asked(tmp_path):
+    config = AtlasConfig(sides=[2], variants=["double/standard"], check_simulations=4,
+                         strength_games=0, output=str(tmp_path / "a.json"),
+                         solver_cache=str(tmp_path / "cache.json"), **CHEAP)
+    model = exact_model()
+    record = run_atlas(config, lambda side: model, progress=False,
+                       log=lambda line: None)["records"]["side2-double-standard"]
+    assert record["simulations"] == 8 and record["weaker"]["simulations"] == 4
+    assert record["games"] == 2 * CHEAP["double_games"]
+    assert record["settings"]["atlas"]["check_simulations"] == 4
+    with pytest.raises(ValueError, match="check_simulations"):
+        AtlasConfig(check_simulations=-1)
