@@ -49,16 +49,20 @@ def combine_tables(first: SweepTable, second: SweepTable) -> SweepTable:
     komi = np.union1d(first.komi, second.komi)
     games = np.zeros(komi.size)
     wins, draws, margin_sum = np.zeros(komi.size), np.zeros(komi.size), np.zeros(komi.size)
+    half_point, move_sum = np.zeros(komi.size), np.zeros(komi.size)
     for table in (first, second):
         index = np.searchsorted(komi, table.komi)
         games[index] += table.games
         wins[index] += table.black_wins
         draws[index] += table.draws
         margin_sum[index] += table.mean_margin * table.games
+        half_point[index] += table.half_point
+        move_sum[index] += table.mean_moves * table.games
     points = wins + draws / 2
     low, high = wilson_interval(points, games)
     return SweepTable(komi.astype(np.int64), games.astype(np.int64), wins.astype(np.int64),
-                      draws.astype(np.int64), points / games, low, high, margin_sum / games)
+                      draws.astype(np.int64), points / games, low, high, margin_sum / games,
+                      half_point, move_sum / games)
 
 
 def coarse_grid(low: int, high: int, points: int) -> list[int]:
@@ -190,7 +194,9 @@ def komi_balance(rules: Rules, agent, evaluate_fn, config: AtlasConfig) -> dict:
         "games": int(table.games.sum()),
         "sweep": {"komi": table.komi.tolist(), "games": table.games.tolist(),
                   "black_score": np.round(table.black_score, 4).tolist(),
-                  "mean_margin": np.round(table.mean_margin, 3).tolist()},
+                  "mean_margin": np.round(table.mean_margin, 3).tolist(),
+                  "half_point": table.half_point.astype(float).tolist(),
+                  "mean_moves": np.round(table.mean_moves, 2).tolist()},
         "stages": stages,
     }
 

@@ -19,6 +19,7 @@ import numpy as np  # noqa: E402
 
 from catena_zero.data.atomic import atomic_write_text  # noqa: E402
 from catena_zero.komi.config import SCORINGS  # noqa: E402
+from catena_zero.komi.designer import DESIGNER_FILE, designer_summary  # noqa: E402
 from catena_zero.komi.plots import _save, hex_heatmap  # noqa: E402
 
 HEATMAP_SIDES = (4, 6, 8)
@@ -207,12 +208,15 @@ def plot_first_stones(document: dict, side: int, path: str | Path) -> Path | Non
 
 
 def write_report(document: dict, directory: str | Path) -> list[Path]:
-    """atlas.md and the figures of the module doc, written atomically under `directory`."""
+    """atlas.md, designer.md (catena_zero.komi.designer) and the figures of the module doc,
+    written atomically under `directory`."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     table = directory / TABLE_FILE
     atomic_write_text(table, markdown_table(document))
-    written = [table, plot_fair_komi_by_side(document, directory / FAIR_KOMI_FIGURE)]
+    designer = directory / DESIGNER_FILE
+    atomic_write_text(designer, designer_summary(document))
+    written = [table, designer, plot_fair_komi_by_side(document, directory / FAIR_KOMI_FIGURE)]
     for side in HEATMAP_SIDES:
         figure = plot_first_stones(document, side, directory / f"atlas_first_stones_side{side}.png")
         if figure is not None:

@@ -69,6 +69,8 @@ class SweepTable:
     wilson_low: np.ndarray  # Wilson 95% interval of black_score
     wilson_high: np.ndarray
     mean_margin: np.ndarray  # mean Black-view result margin
+    half_point: np.ndarray  # games decided by half a point (the button's, without komi parity)
+    mean_moves: np.ndarray  # mean moves a game (placements and button takes)
 
     def rows(self) -> list[dict]:
         names = list(self.__dataclass_fields__)
@@ -77,7 +79,10 @@ class SweepTable:
 
     @staticmethod
     def from_columns(columns: dict) -> SweepTable:
-        return SweepTable(**{name: np.asarray(columns[name])
+        """A table from its columns; tables written before `half_point` and `mean_moves`
+        were kept read them as unknown (NaN)."""
+        size = len(columns["komi"])
+        return SweepTable(**{name: np.asarray(columns.get(name, np.full(size, np.nan)))
                              for name in SweepTable.__dataclass_fields__})
 
 
@@ -94,13 +99,15 @@ def sweep_komi(rules: Rules, agent, komi_values, games_per_komi: int, seed: int)
     points, margins = black_points(engine, states)
     points = points.reshape(len(komi_values), games_per_komi)
     margins = margins.reshape(len(komi_values), games_per_komi)
+    moves = np.asarray(states.move_number, dtype=np.float64).reshape(margins.shape)
     wins = (points == 1.0).sum(axis=1)
     draws = (points == 0.5).sum(axis=1)
     score_points = points.sum(axis=1)
     games = np.full(len(komi_values), games_per_komi)
     low, high = wilson_interval(score_points, games)
     return SweepTable(komi_values, games, wins, draws, score_points / games, low, high,
-                      margins.mean(axis=1))
+                      margins.mean(axis=1), (np.abs(margins) == 0.5).sum(axis=1),
+                      moves.mean(axis=1))
 
 
 def crossing_bracket(table: SweepTable, rules: Rules) -> tuple[int, int]:

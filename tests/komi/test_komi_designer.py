@@ -1,0 +1,53 @@
+"""The designer's page of the komi atlas (komi.designer) and the sweep columns it reads."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from catena_zero.komi.designer import designer_summary, sweep_row
+from catena_zero.komi.solver_agent import SolverAgent
+from catena_zero.komi.sweep import SweepTable, sweep_komi
+from catena_zero.rules import Rules
+
+RECORD = {
+    "side": 6, "game_type": "komi", "scoring": "standard", "status": "measured",
+    "estimate": 5.4, "interval": [4, 7], "exact": None, "moving_with_strength": True,
+    "sweep": {"komi": [0, 4, 6, 8], "games": [10, 20, 20, 10],
+              "black_score": [0.8, 0.6, 0.4, 0.1], "mean_margin": [6.5, 1.5, -0.5, -3.0],
+              "half_point": [1, 8, 10, 2], "mean_moves": [80.0, 82.5, 81.0, 79.0]},
+}
+
+
+def test_a_row_reads_the_sweep_at_the_fair_komi_and_at_komi_0():
+    row = sweep_row(RECORD["sweep"], 5.4)
+    assert row == {"komi": 6, "half_point": 0.5, "moves": 81.0, "black_at_0": 0.8,
+                   "margin_at_0": 6.5}
+    old = {key: value for key, value in RECORD["sweep"].items()
+           if key not in ("half_point", "mean_moves")}
+    assert sweep_row(old, 5.4)["half_point"] is None and sweep_row({}, 5.4)["komi"] is None
+
+
+def test_the_page_has_one_row_per_side_with_its_notes():
+    side4 = {**RECORD, "side": 4, "estimate": None, "estimate_side": "above",
+             "interval": [15, None], "moving_with_strength": False,
+             "strength_note": None, "sweep": {}}
+    other = {**RECORD, "scoring": "longest"}  # not komi/standard: not on the page
+    page = designer_summary({"records": {"a": RECORD, "b": side4, "c": other}})
+    rows = [line for line in page.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert len(rows) == 2 and rows[0].startswith("| 4 |") and rows[1].startswith("| 6 |")
+    assert "| 4 | above the range | [15, open] |" in rows[0]
+    assert "| 6 | 5.4 | [4, 7] | - | 50% (komi 6) | 81 | 0.8 | 6.5 |" in rows[1]
+    assert "still moving with search strength" in rows[1]
+
+
+def test_the_sweep_counts_half_point_games_and_moves():
+    """Perfect play on side 2 (fair komi 2.5): at komi 2 Black wins by exactly half a point,
+    at komi 3 loses by it."""
+    table = sweep_komi(Rules(side=2), SolverAgent(), [2, 3], games_per_komi=4, seed=0)
+    assert table.half_point.tolist() == [4, 4]
+    assert (table.mean_moves > 2).all() and (table.mean_moves <= 8).all()
+    columns = {name: getattr(table, name) for name in ("komi", "games", "black_wins", "draws",
+                                                       "black_score", "wilson_low",
+                                                       "wilson_high", "mean_margin")}
+    read = SweepTable.from_columns(columns)  # a table written before these columns
+    assert np.isnan(read.half_point).all() and np.isnan(read.mean_moves).all()
