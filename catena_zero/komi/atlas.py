@@ -92,6 +92,8 @@ def measurement_settings(config: AtlasConfig, search_config: SearchConfig,
         used += ("strength_games", "min_optimal_share")
     if config.check_simulations:
         used += ("check_simulations",)
+    if game_type == "komi" and config.target_width > 0:
+        used += ("target_width", "max_games")
     search = dataclasses.asdict(search_config)
     return {"atlas": {key: getattr(config, key) for key in used}, "search": search}
 

@@ -22,6 +22,7 @@ from catena_zero.arena.stats import wilson_interval
 from catena_zero.komi.config import AtlasConfig
 from catena_zero.komi.fair import estimate_fair_komi
 from catena_zero.komi.intervals import (
+    bracket_interval,
     estimate_crossing,
     mean_interval,
     monotone_scores,
@@ -99,7 +100,38 @@ def adaptive_sweep(rules: Rules, agent, config: AtlasConfig) -> tuple[SweepTable
                                                  config.seed + round_index))
         stages.append({"stage": f"refine {round_index}", "komi": extra,
                        "games_per_komi": config.coarse_games})
-    return bracket_stage(rules, agent, config, table, stages)
+    table, stages = bracket_stage(rules, agent, config, table, stages)
+    return narrowing_stage(rules, agent, config, table, stages)
+
+
+def narrowing_stage(rules: Rules, agent, config: AtlasConfig, table: SweepTable,
+                    stages: list[dict]) -> tuple[SweepTable, list[dict]]:
+    """Spend games where the result is still uncertain until the bracket is at most
+    `target_width` wide or the sweep holds `max_games` games: each round gives
+    `bracket_games` more games to the komi one step inside each end of the bracket (toward
+    the crossing), the komi that would narrow it next by clearing one half. An end still
+    open, or a step that would reach the crossing, gets none; the stage ends when no komi
+    is left to play."""
+    if config.target_width <= 0:
+        return table, stages
+    for round_index in range(1, 1000):
+        low, high = bracket_interval(table.komi, table.black_score * table.games, table.games)
+        if high - low <= config.target_width or int(table.games.sum()) >= config.max_games:
+            break
+        left, right = crossing_neighbours(table)
+        wanted = []
+        if math.isfinite(low) and low + 1 <= left:
+            wanted.append(int(low) + 1)
+        if math.isfinite(high) and high - 1 >= right:
+            wanted.append(int(high) - 1)
+        wanted = sorted(set(wanted))
+        if not wanted:
+            break
+        table = combine_tables(table, sweep_komi(rules, agent, wanted, config.bracket_games,
+                                                 config.seed + 500 + round_index))
+        stages.append({"stage": f"narrow {round_index}", "komi": wanted,
+                       "games_per_komi": config.bracket_games})
+    return table, stages
 
 
 BRACKET_OFFSETS = (0, 1, 2, 4, 8)  # steps outward from the crossing, in komi units

@@ -97,6 +97,8 @@ class AtlasConfig:
     seed: int = 0  # games and bootstrap are reproducible from this seed
     threads: int = 1  # torch threads of the model (the results do not depend on it)
     check_simulations: int = 0  # also measure at this search strength (0: off); see komi.md
+    target_width: float = 0.0  # komi: narrow the bracket to this width (0: no narrowing stage)
+    max_games: int = 2000  # komi: the narrowing stage stops when the sweep has this many games
     strength_games: int = 8  # exact sides: self-play games whose every move the solver checks
     min_optimal_share: float = 0.8  # below this share of margin-optimal moves: flagged weak
 
@@ -121,6 +123,9 @@ class AtlasConfig:
             raise ValueError(f"atlas.threads must be >= 1, got {self.threads}")
         if self.stone_games < 0:
             raise ValueError(f"atlas.stone_games must be >= 0, got {self.stone_games}")
+        if self.target_width < 0 or self.max_games < 0:
+            raise ValueError(f"atlas.target_width and atlas.max_games must be >= 0, got "
+                             f"{self.target_width} and {self.max_games}")
         if self.check_simulations < 0:
             raise ValueError(f"atlas.check_simulations must be >= 0, got "
                              f"{self.check_simulations}")

@@ -112,3 +112,57 @@ def test_the_atlas_measures_at_two_strengths_when_asked(tmp_path):
     assert record["settings"]["atlas"]["check_simulations"] == 4
     with pytest.raises(ValueError, match="check_simulations"):
         AtlasConfig(check_simulations=-1)
+
+
+def fake_sweeps(monkeypatch, fair: float, slope: float):
+    """Replace the self-play sweep by binomial draws from a logistic score curve."""
+    import numpy as np
+
+    from catena_zero.arena.stats import wilson_interval
+    from catena_zero.komi import atlas_measure
+    from catena_zero.komi.sweep import SweepTable
+
+    calls = []
+
+    def sweep(rules, agent, komi_values, games_per_komi, seed):
+        komi = np.asarray(sorted(set(int(k) for k in komi_values)))
+        chance = 1 / (1 + np.exp(-slope * (fair - komi)))
+        wins = np.random.default_rng(seed).binomial(games_per_komi, chance)
+        games = np.full(komi.size, games_per_komi)
+        low, high = wilson_interval(wins.astype(float), games)
+        calls.append((komi.tolist(), games_per_komi))
+        return SweepTable(komi, games, wins, np.zeros(komi.size, int), wins / games, low, high,
+                          np.zeros(komi.size), np.zeros(komi.size), np.full(komi.size, 40.0))
+
+    monkeypatch.setattr(atlas_measure, "sweep_komi", sweep)
+    return calls
+
+
+def test_the_narrowing_stage_closes_in_on_the_crossing(monkeypatch):
+    from catena_zero.komi.atlas_measure import adaptive_sweep
+    from catena_zero.komi.intervals import bracket_interval
+
+    fake_sweeps(monkeypatch, fair=6.3, slope=0.5)
+    rules = Rules(side=6)
+    wide = AtlasConfig(**CHEAP)
+    narrow = AtlasConfig(**CHEAP | {"target_width": 2.0, "max_games": 5000})
+    before, _ = adaptive_sweep(rules, None, wide)
+    after, stages = adaptive_sweep(rules, None, narrow)
+    width = [high - low for low, high in (
+        bracket_interval(t.komi, t.black_score * t.games, t.games) for t in (before, after))]
+    assert width[1] <= 2.0 < width[0]
+    assert any(stage["stage"].startswith("narrow") for stage in stages)
+    low, high = bracket_interval(after.komi, after.black_score * after.games, after.games)
+    assert low <= 6.3 <= high
+
+
+def test_the_narrowing_stage_stops_at_its_budget(monkeypatch):
+    from catena_zero.komi.atlas_measure import adaptive_sweep
+
+    fake_sweeps(monkeypatch, fair=6.3, slope=0.15)  # a flat curve: hard to bracket
+    config = AtlasConfig(**CHEAP | {"target_width": 1.0, "max_games": 300})
+    table, stages = adaptive_sweep(Rules(side=6), None, config)
+    narrowing = [stage for stage in stages if stage["stage"].startswith("narrow")]
+    assert narrowing and table.games.sum() < 300 + 2 * CHEAP["bracket_games"]
+    with pytest.raises(ValueError, match="target_width"):
+        AtlasConfig(target_width=-1)
