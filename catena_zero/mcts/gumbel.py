@@ -108,25 +108,13 @@ def interior_scores(
     config: SearchConfig,
 ) -> np.ndarray:
     """Deterministic interior rule: improved policy - visits / (1 + total visits).  # [R, A]"""
-    improved = interior_policy(edge_visits, edge_value_sums, prior, legal, raw_value, config)
-    scores = improved - edge_visits / (1.0 + edge_visits.sum(axis=1, keepdims=True))
-    return np.where(legal, scores, -np.inf)
-
-
-def interior_policy(
-    edge_visits: np.ndarray,  # [R, A] int
-    edge_value_sums: np.ndarray,  # [R, A] float
-    prior: np.ndarray,  # [R, A] float, 0 on illegal actions
-    legal: np.ndarray,  # [R, A] bool
-    raw_value: np.ndarray,  # [R] float
-    config: SearchConfig,
-) -> np.ndarray:
-    """Improved policy softmax(log prior + sigma(completed Q)), 0 on illegal.  # [R, A]"""
     sigma, _ = completed_sigma(edge_visits, edge_value_sums, prior, legal, raw_value, config)
     # softmax(log prior + sigma) = prior * exp(sigma) / sum; sigma >= 0 is bounded, shift by max.
     weights = prior * np.exp(sigma - sigma.max(axis=1, keepdims=True))
     total = weights.sum(axis=1, keepdims=True)
-    return weights / np.where(total > 0, total, 1.0)
+    improved = weights / np.where(total > 0, total, 1.0)
+    scores = improved - edge_visits / (1.0 + edge_visits.sum(axis=1, keepdims=True))
+    return np.where(legal, scores, -np.inf)
 
 
 def root_scores(
@@ -141,6 +129,24 @@ def root_scores(
     scores = np.maximum(LOW_LOGIT, gumbel + logits + sigma)
     due = legal & (search_visits == considered_visit[:, None])
     return np.where(due, scores, -np.inf)
+
+
+def due_choice(
+    key: np.ndarray,  # [R, K] float, g + logits, -inf on illegal
+    sigma: np.ndarray,  # [R, K] float
+    search_visits: np.ndarray,  # [R, K] int, visits gained in this search
+    considered_visit: np.ndarray,  # [R] int
+    legal: np.ndarray,  # [R, K] bool
+) -> np.ndarray:
+    """The column sequential halving visits next: the best g + logits + sigma(q) among the
+    actions due; should none be due (the schedule always leaves one), the best legal one.
+    # [R] int"""
+    scores = root_scores(key, 0.0, sigma, search_visits, considered_visit, legal)
+    stuck = ~np.isfinite(scores.max(axis=1))
+    if stuck.any():
+        fallback = np.where(legal, np.maximum(LOW_LOGIT, key + sigma), -np.inf)
+        scores[stuck] = fallback[stuck]
+    return np.argmax(scores, axis=1)
 
 
 def improved_policy(logits: np.ndarray, sigma: np.ndarray, legal: np.ndarray) -> np.ndarray:

@@ -19,9 +19,8 @@ every later lane of that tree: no two lanes share a subtree, so below the root e
 searched one leaf at a time by the usual rules, and a Gumbel wave is one round of the halving
 schedule (every surviving move once). Lanes that did share subtrees, splitting by virtual
 visits, were faster and measurably weaker at equal simulations (docs/reference/search.md).
-Backups run after the wave's one network call; paths share the root, so they accumulate with
-`np.add.at`. Should two lanes ever reach one unexpanded edge, the first keeps it and the others
-do not count.
+Below the root a lane chooses as the one-leaf search does (its `_choose`). Backups run after
+the wave's one network call; paths share the root, so they accumulate with `np.add.at`.
 
 `leaves_per_call = 1` never comes here (`search` keeps the one-leaf loop, bit for bit the
 search self-play has always used).
@@ -68,51 +67,44 @@ class LeafBatchSearch(_BatchedSearch):
             lane_rows = np.repeat(active, lanes)  # [L]
             lane_rank = np.arange(lane_rows.size) - np.repeat(np.cumsum(lanes) - lanes, lanes)
             counted = self._wave(lane_rows, done[lane_rows] + lane_rank)
-            # The first lane of a tree cannot collide (nothing is pending when it picks), so
-            # every wave counts at least one simulation per tree and the loop ends.
+            # The first lane of a tree is never cut, so every wave counts at least one
+            # simulation per tree and the loop ends.
             done += np.bincount(lane_rows[counted], minlength=done.size)
             if self._tick():
                 return
 
     def _wave(self, lane_rows: np.ndarray, lane_simulation: np.ndarray) -> np.ndarray:
-        """Descend every lane, expand the new leaves in one call, back up.  # [L] bool counted
+        """Descend every lane, expand the new leaves in one call, back up.  # [L] bool ran
 
         `lane_rows` [L]: each lane's tree, a tree's lanes together and in order;
         `lane_simulation` [L]: the simulation index each lane stands for (Gumbel schedule).
+        Lanes cut at the root (`_choose_roots`) do not run.
         """
         tree, flat = self.tree, self.flat
-        capacity, num_actions = tree.capacity, self.num_actions
-        counted = np.ones(lane_rows.size, dtype=bool)
-        lanes = np.arange(lane_rows.size)
-        nodes = lane_rows * capacity  # flat index of each lane's node: the roots
+        capacity = tree.capacity
+        actions = self._choose_roots(lane_rows, lane_simulation)
+        ran = actions >= 0
+        lanes = np.flatnonzero(ran)
+        nodes, actions = lane_rows[lanes] * capacity, actions[ran]  # flat roots
         path_lanes, path_nodes, path_actions = [], [], []
         expand_lanes, expand_parents, expand_actions = [], [], []
         revisit_lanes, revisit_nodes = [], []
         depth = 0
         while lanes.size:
-            actions = self._choose_lanes(lanes, nodes, depth, lane_rows, lane_simulation)
-            if depth == 0:  # lanes past the first repeated root move do not run
-                cut = actions < 0
-                counted[lanes[cut]] = False
-                lanes, nodes, actions = lanes[~cut], nodes[~cut], actions[~cut]
+            rows = lane_rows[lanes]
+            if depth > 0:  # one lane per subtree: the one-leaf search's own rule
+                actions = self._choose(rows, nodes, depth, 0)
             path_lanes.append(lanes)
             path_nodes.append(nodes)
             path_actions.append(actions)
-            rows = lane_rows[lanes]
             child = flat.children[nodes, actions]
             unexpanded = child == UNVISITED
             child_flat = rows * capacity + child
             at_terminal = ~unexpanded & flat.terminal[np.where(unexpanded, 0, child_flat)]
-            if unexpanded.any():
-                edges = nodes[unexpanded] * num_actions + actions[unexpanded]
-                _, first = np.unique(edges, return_index=True)  # earliest lane keeps the leaf
-                keep = np.zeros(edges.size, dtype=bool)
-                keep[first] = True
-                new_lanes = lanes[unexpanded]
-                counted[new_lanes[~keep]] = False
-                expand_lanes.append(new_lanes[keep])
-                expand_parents.append((nodes[unexpanded] - rows[unexpanded] * capacity)[keep])
-                expand_actions.append(actions[unexpanded][keep])
+            if unexpanded.any():  # lanes never share a subtree, so these edges are distinct
+                expand_lanes.append(lanes[unexpanded])
+                expand_parents.append(nodes[unexpanded] - rows[unexpanded] * capacity)
+                expand_actions.append(actions[unexpanded])
             if at_terminal.any():
                 revisit_lanes.append(lanes[at_terminal])
                 revisit_nodes.append(child[at_terminal])
@@ -132,109 +124,79 @@ class LeafBatchSearch(_BatchedSearch):
             leaf_lanes.append(lanes_here)
             leaf_nodes.append(nodes_here)
             leaf_values.append(tree.raw_value[lane_rows[lanes_here], nodes_here].astype(np.float64))
-        self._backup_lanes(lane_rows, counted, path_lanes, path_nodes, path_actions,
+        self._backup_lanes(lane_rows, path_lanes, path_nodes, path_actions,
                            np.concatenate(leaf_lanes), np.concatenate(leaf_nodes),
                            np.concatenate(leaf_values))
-        return counted
+        return ran
 
     # ------------------------------------------------------------------------ selection
-    def _choose_lanes(self, lanes, nodes, depth, lane_rows, lane_simulation) -> np.ndarray:
-        """The action of each lane at flat node `nodes[k]`; lanes at one node pick in turn,
-        each counting the earlier picks as virtual visits.  # [K] int64"""
-        order, starts, sizes = group_ranks(nodes)
-        group_nodes = nodes[order[starts]]  # [G]
-        group_rows = lane_rows[lanes[order[starts]]]  # [G]
-        if depth == 0 and self.config.algorithm == "gumbel":
-            pick = self._root_picker(group_nodes, group_rows)
+    def _choose_roots(self, lane_rows: np.ndarray, lane_simulation: np.ndarray) -> np.ndarray:
+        """The root move of each lane; a tree's lanes pick in turn, each counting the earlier
+        picks as visits. A lane that would repeat a move an earlier lane of its wave took is
+        cut (-1), and so is every later lane of that tree: a root child's subtree gets one
+        lane a wave, so each subtree is searched exactly as by the one-leaf search.  # [L]"""
+        order, starts, sizes = group_ranks(lane_rows)
+        group_rows = lane_rows[order[starts]]  # [G]
+        group_nodes = group_rows * self.tree.capacity  # the flat roots
+        if self.config.algorithm == "gumbel":
+            pick = self._gumbel_root_picker(group_rows, group_nodes)
         else:
-            pick = self._interior_picker(group_nodes, group_rows, depth == 0)
-        actions = np.empty(nodes.size, dtype=np.int64)
-        # At the roots a lane that would repeat a move an earlier lane of its wave took is cut,
-        # and so is every later lane of that tree: a root child's subtree gets one lane a
-        # wave, so each subtree is searched exactly as by the one-leaf search.
-        picked = np.zeros((group_nodes.size, self.num_actions), dtype=bool)  # [G, A]
-        stopped = np.zeros(group_nodes.size, dtype=bool)  # [G]
+            pick = self._virtual_visit_picker(group_rows, group_nodes)
+        actions = np.empty(lane_rows.size, dtype=np.int64)
+        picked = np.zeros((group_rows.size, self.num_actions), dtype=bool)  # [G, A]
+        stopped = np.zeros(group_rows.size, dtype=bool)  # [G]
         for turn in range(int(sizes.max())):
             groups = np.flatnonzero(sizes > turn)
-            members = order[starts[groups] + turn]  # positions in `lanes`
-            chosen = pick(groups, lane_simulation[lanes[members]])
-            if depth == 0:
-                stopped[groups] |= picked[groups, chosen]
-                picked[groups, chosen] = True
-                chosen = np.where(stopped[groups], -1, chosen)
-            actions[members] = chosen
+            members = order[starts[groups] + turn]  # lanes
+            chosen = pick(groups, lane_simulation[members])
+            stopped[groups] |= picked[groups, chosen]
+            picked[groups, chosen] = True
+            actions[members] = np.where(stopped[groups], -1, chosen)
         return actions
 
-    def _interior_picker(self, group_nodes: np.ndarray, group_rows: np.ndarray, at_root: bool):
-        """A pick(groups, simulations) for Gumbel interior nodes, PUCT and UCT nodes
-        (`at_root`: the nodes are roots, where PUCT uses the noisy prior)."""
+    def _virtual_visit_picker(self, group_rows: np.ndarray, group_nodes: np.ndarray):
+        """A pick(groups, simulations) for PUCT and UCT roots: virtual visits that keep
+        every mean (edge Q, the parent's mean behind first-play urgency) and only add to the
+        counts, which shrinks the exploration bonus of the moves already picked; a virtual
+        loss of -1 per pick spreads a wave of 16 lanes far wider than the one-leaf search's
+        visits."""
         flat, config = self.flat, self.config
         visits = flat.edge_visits[group_nodes].astype(np.float64)  # [G, A]
         value_sums = flat.edge_value_sums[group_nodes]
         legal = flat.legal[group_nodes]
+        node_visits = flat.visit_counts[group_nodes]  # [G]
+        node_means = flat.value_sums[group_nodes] / np.maximum(node_visits, 1)
         virtual = np.zeros_like(visits)  # [G, A]
-        if config.algorithm == "gumbel":
-            # The improved policy moves with Q only, which the pending leaves do not change yet.
-            improved = gumbel.interior_policy(
-                flat.edge_visits[group_nodes], value_sums, flat.prior[group_nodes], legal,
-                flat.raw_value[group_nodes], config,
-            )  # fmt: skip
 
         def pick(groups: np.ndarray, simulations: np.ndarray) -> np.ndarray:
             seen = visits[groups] + virtual[groups]
-            if config.algorithm == "gumbel":
-                scores = improved[groups] - seen / (1.0 + seen.sum(axis=1, keepdims=True))
-                scores = np.where(legal[groups], scores, -np.inf)
+            kept = value_sums[groups] * (seen / np.maximum(visits[groups], 1.0))
+            total = node_visits[groups] + virtual[groups].sum(axis=1)
+            if config.algorithm == "puct":
+                scores = puct.puct_scores(seen, kept, self.root_prior[group_rows[groups]],
+                                          legal[groups], total, node_means[groups] * total,
+                                          config)
             else:
-                # Virtual visits keep every mean (edge Q, the parent's mean behind first-play
-                # urgency) and only add to the counts, which shrinks the exploration bonus of
-                # the edges already picked; a virtual loss of -1 per pick spreads a wave of 16
-                # lanes far wider than the sequential search's visits.
-                scale = seen / np.maximum(visits[groups], 1.0)
-                kept = value_sums[groups] * scale
-                node = group_nodes[groups]
-                node_visits = flat.visit_counts[node] + virtual[groups].sum(axis=1)
-                node_sums = flat.value_sums[node] * (node_visits / np.maximum(
-                    flat.visit_counts[node], 1))
-                if config.algorithm == "puct":
-                    prior = self.root_prior[group_rows[groups]] if at_root else flat.prior[node]
-                    scores = puct.puct_scores(seen, kept, prior, legal[groups], node_visits,
-                                              node_sums, config)
-                else:
-                    scores = puct.ucb1_scores(seen, kept, legal[groups], node_visits, config)
+                scores = puct.ucb1_scores(seen, kept, legal[groups], total, config)
             chosen = np.argmax(scores, axis=1)
             virtual[groups, chosen] += 1.0
             return chosen
 
         return pick
 
-    def _root_picker(self, group_nodes: np.ndarray, group_rows: np.ndarray):
-        """A pick(groups, simulations) for Gumbel roots: sequential halving's due rule."""
-        flat = self.flat
-        columns = self.root_columns[group_rows]  # [G, K]
-        edges = (group_nodes * self.num_actions)[:, None] + columns
-        visits = flat.edge_visits_1d[edges]
-        legal = self.root_columns_legal[group_rows]
-        sigma, _ = gumbel.completed_sigma(
-            visits, flat.edge_value_sums_1d[edges], flat.prior_1d[edges], legal,
-            flat.raw_value[group_nodes], self.config, self.root_unvisited_elsewhere[group_rows],
-        )  # fmt: skip
-        key = self.root_columns_key[group_rows]
-        searched = (visits - self.root_columns_before[group_rows]).astype(np.int64)  # [G, K]
+    def _gumbel_root_picker(self, group_rows: np.ndarray, group_nodes: np.ndarray):
+        """A pick(groups, simulations) for Gumbel roots: sequential halving's due rule, each
+        lane at its own simulation index, the earlier lanes' picks counted as visits."""
+        columns, legal, key, sigma, searched = self._gumbel_root_state(group_rows, group_nodes)
+        searched = searched.astype(np.int64)  # [G, K], grows with the wave's picks
         last = max(self.max_simulations - 1, 0)
 
         def pick(groups: np.ndarray, simulations: np.ndarray) -> np.ndarray:
             rows = group_rows[groups]
             due = self.visit_table[self.budget_index[rows], self.considered[rows],
                                    np.minimum(simulations, last)]
-            scores = gumbel.root_scores(key[groups], 0.0, sigma[groups], searched[groups], due,
-                                        legal[groups])
-            stuck = ~np.isfinite(scores.max(axis=1))
-            if stuck.any():  # defensive, as in the one-leaf search
-                fallback = np.where(legal[groups], np.maximum(gumbel.LOW_LOGIT,
-                                                              key[groups] + sigma[groups]), -np.inf)
-                scores[stuck] = fallback[stuck]
-            best = np.argmax(scores, axis=1)
+            best = gumbel.due_choice(key[groups], sigma[groups], searched[groups], due,
+                                     legal[groups])
             searched[groups, best] += 1
             return columns[groups, best]
 
@@ -251,9 +213,9 @@ class LeafBatchSearch(_BatchedSearch):
         np.add.at(tree.num_nodes, rows, 1)
         return new_nodes
 
-    def _backup_lanes(self, lane_rows, counted, path_lanes, path_nodes, path_actions,
-                      leaf_lanes, leaf_nodes, leaf_values) -> None:
-        """Back up each counted lane's leaf value along its path (signs as in `_backup`)."""
+    def _backup_lanes(self, lane_rows, path_lanes, path_nodes, path_actions, leaf_lanes,
+                      leaf_nodes, leaf_values) -> None:
+        """Back up each lane's leaf value along its path (signs as in `_backup`)."""
         tree, flat = self.tree, self.flat
         lane_mover = np.zeros(lane_rows.size, dtype=np.int8)  # [L] mover at each lane's leaf
         lane_value = np.zeros(lane_rows.size, dtype=np.float64)  # [L] value, leaf mover's view
@@ -261,10 +223,8 @@ class LeafBatchSearch(_BatchedSearch):
         lane_mover[leaf_lanes] = flat.mover[leaf_flat]
         lane_value[leaf_lanes] = leaf_values
         lanes = np.concatenate(path_lanes)
-        keep = counted[lanes]
-        lanes = lanes[keep]
-        nodes = np.concatenate(path_nodes)[keep]
-        actions = np.concatenate(path_actions)[keep]
+        nodes = np.concatenate(path_nodes)
+        actions = np.concatenate(path_actions)
         same_mover = flat.mover[nodes] == lane_mover[lanes]
         signed = np.where(same_mover, lane_value[lanes], -lane_value[lanes])
         edges = nodes * self.num_actions + actions

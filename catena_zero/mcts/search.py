@@ -84,10 +84,8 @@ def search(
         from catena_zero.mcts.leaf_batch import LeafBatchSearch as runner_class
     else:
         runner_class = _BatchedSearch
-    runner = runner_class(engine, evaluate_fn, config, rng)
-    runner.deadline = deadline
-    runner.progress_every = float(progress_every)
-    runner.on_progress = on_progress
+    runner = runner_class(engine, evaluate_fn, config, rng, deadline, progress_every,
+                          on_progress)
     budget = _simulation_budget(simulations, int(states.to_move.shape[0]), config)
     return runner.run(states, tree if tree is not None else tree_reuse, budget)
 
@@ -148,15 +146,17 @@ INITIAL_NODES = 4096
 
 
 class _BatchedSearch:
-    def __init__(self, engine, evaluate_fn: EvaluateFn, config: SearchConfig, rng) -> None:
+    def __init__(self, engine, evaluate_fn: EvaluateFn, config: SearchConfig, rng,
+                 deadline: float | None = None, progress_every: float = 1.0,
+                 on_progress: Callable[[SearchOutput], None] | None = None) -> None:
         self.engine = engine
         self.evaluate_fn = evaluate_fn
         self.config = config
         self.rng = rng
         self.num_actions = int(engine.rules.board.num_actions)
-        self.deadline: float | None = None  # time.monotonic() after which no simulation starts
-        self.progress_every = 1.0  # seconds between on_progress calls
-        self.on_progress: Callable[[SearchOutput], None] | None = None
+        self.deadline = deadline  # time.monotonic() after which no simulation starts
+        self.progress_every = float(progress_every)  # seconds between on_progress calls
+        self.on_progress = on_progress
 
     # ----------------------------------------------------------------------------- setup
     def run(self, states: GameState, tree: Tree | None, budget: np.ndarray) -> SearchOutput:
@@ -212,6 +212,8 @@ class _BatchedSearch:
     def _ensure_capacity(self, extra: int) -> None:
         """Grow the trees (doubling) when `extra` more nodes might not fit; a search sized by
         a time bound can have a budget far beyond what it will use."""
+        if self.max_simulations <= INITIAL_NODES:
+            return  # the trees were sized for the whole budget (self-play always is)
         needed = int(self.tree.num_nodes.max(initial=0)) + extra
         if needed > self.tree.capacity:
             self.tree = self.tree.with_capacity(max(needed, 2 * self.tree.capacity))
@@ -445,6 +447,16 @@ class _BatchedSearch:
 
     def _choose_gumbel_root(self, rows: np.ndarray, nodes: np.ndarray, simulation: int):
         """Sequential halving at the roots, scored on the root columns only.  # [R] int"""
+        columns, legal, key, sigma, search_visits = self._gumbel_root_state(rows, nodes)
+        considered_visit = self.visit_table[self.budget_index[rows], self.considered[rows],
+                                            simulation]
+        best = gumbel.due_choice(key, sigma, search_visits, considered_visit, legal)
+        return columns[np.arange(rows.size), best]
+
+    def _gumbel_root_state(self, rows: np.ndarray, nodes: np.ndarray):
+        """What the root rule scores at roots `nodes` (flat) of trees `rows`, on the root
+        columns: (columns, legal, key g + logits, sigma(q), visits gained in this search),
+        each [R, K]."""
         flat = self.flat
         columns = self.root_columns[rows]  # [R, K]
         edges = (nodes * self.num_actions)[:, None] + columns
@@ -454,17 +466,8 @@ class _BatchedSearch:
             visits, flat.edge_value_sums_1d[edges], flat.prior_1d[edges], legal,
             flat.raw_value[nodes], self.config, self.root_unvisited_elsewhere[rows],
         )  # fmt: skip
-        considered_visit = self.visit_table[self.budget_index[rows], self.considered[rows],
-                                            simulation]
         search_visits = visits - self.root_columns_before[rows]
-        key = self.root_columns_key[rows]
-        scores = gumbel.root_scores(key, 0.0, sigma, search_visits, considered_visit, legal)
-        stuck = ~np.isfinite(scores.max(axis=1))
-        if stuck.any():  # defensive: the schedule always leaves an action due
-            fallback = np.where(legal, np.maximum(gumbel.LOW_LOGIT, key + sigma), -np.inf)
-            scores[stuck] = fallback[stuck]
-        best = np.argmax(scores, axis=1)
-        return columns[np.arange(rows.size), best]
+        return columns, legal, self.root_columns_key[rows], sigma, search_visits
 
     def _expand(self, rows: np.ndarray, parents: np.ndarray, actions: np.ndarray):
         """Create child `actions[k]` of node `parents[k]` in tree `rows[k]`; evaluate it.
