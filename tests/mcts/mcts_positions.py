@@ -100,3 +100,13 @@ def check_tree_invariants(tree) -> None:
             if not tree.terminal[b, node]:
                 assert tree.visit_counts[b, node] == tree.edge_visits[b, node].sum() + 1
         assert (tree.children[b, count:] == -1).all()
+
+
+def random_positions(side: int, game_type: str, games: int, plies: int, seed: int):
+    """(engine, states, rng): `games` games of `plies` random moves from the empty board."""
+    engine = Engine(Rules(side=side, game_type=game_type))
+    states = engine.new_games(games)
+    rng = np.random.default_rng(seed)
+    for _ in range(plies):
+        engine.step(states, engine.random_actions(states, rng))
+    return engine, states, rng

@@ -12,7 +12,7 @@ import pytest
 
 from catena_zero.mcts import SearchConfig, UniformEvaluator, search
 from catena_zero.mcts.leaf_batch import group_ranks
-from catena_zero.rules import BLACK, Engine, Rules
+from catena_zero.rules import BLACK
 from tests.mcts.mcts_positions import (
     DOUBLE_WIN_ACTIONS,
     DOUBLE_WIN_MOVES,
@@ -23,19 +23,10 @@ from tests.mcts.mcts_positions import (
     HashEvaluator,
     check_tree_invariants,
     position,
+    random_positions,
 )
 
 ALGORITHMS = ("gumbel", "puct", "uct")
-
-
-def opened(side: int, game_type: str, games: int, plies: int, seed: int):
-    """(engine, states): `games` games of `plies` random moves."""
-    engine = Engine(Rules(side=side, game_type=game_type))
-    states = engine.new_games(games)
-    rng = np.random.default_rng(seed)
-    for _ in range(plies):
-        engine.step(states, engine.random_actions(states, rng))
-    return engine, states
 
 
 def test_group_ranks_on_a_literal_array():
@@ -50,7 +41,7 @@ def test_group_ranks_on_a_literal_array():
 @pytest.mark.parametrize("leaves", [2, 5, 16])
 @pytest.mark.parametrize("game_type", ["komi", "double"])
 def test_budgets_and_tree_invariants(algorithm, leaves, game_type):
-    engine, states = opened(4, game_type, games=3, plies=5, seed=leaves)
+    engine, states, _ = random_positions(4, game_type, games=3, plies=5, seed=leaves)
     budget = np.array([37, 1, 64])
     config = SearchConfig(algorithm=algorithm, num_simulations=64, leaves_per_call=leaves)
     output = search(engine, states, HashEvaluator(engine.num_actions), config,
@@ -68,7 +59,7 @@ def test_budgets_and_tree_invariants(algorithm, leaves, game_type):
 def test_gumbel_visit_counts_follow_the_halving_schedule(leaves):
     """Sequential halving fixes how many visits the considered actions get; which actions get
     them is the search's choice. The leaf batches must keep the schedule exactly."""
-    engine, states = opened(5, "komi", games=3, plies=4, seed=11)
+    engine, states, _ = random_positions(5, "komi", games=3, plies=4, seed=11)
     budget = np.array([7, 50, 128])
     rng_seed = 3
     results = []
@@ -124,7 +115,7 @@ def test_collisions_near_the_end_still_spend_the_budget(algorithm):
 
 
 def test_fewer_network_calls_and_more_positions_per_call():
-    engine, states = opened(5, "komi", games=1, plies=3, seed=5)
+    engine, states, _ = random_positions(5, "komi", games=1, plies=3, seed=5)
     calls = {}
     for width in (1, 16):
         evaluator = HashEvaluator(engine.num_actions)
@@ -136,7 +127,7 @@ def test_fewer_network_calls_and_more_positions_per_call():
 
 
 def test_reused_tree_continues_with_leaf_batches():
-    engine, states = opened(4, "komi", games=2, plies=2, seed=6)
+    engine, states, _ = random_positions(4, "komi", games=2, plies=2, seed=6)
     evaluator = HashEvaluator(engine.num_actions)
     config = SearchConfig(num_simulations=40, leaves_per_call=8)
     first = search(engine, states, evaluator, config, np.random.default_rng(0))
@@ -149,7 +140,7 @@ def test_reused_tree_continues_with_leaf_batches():
 
 
 def test_same_seed_same_search():
-    engine, states = opened(4, "komi", games=2, plies=3, seed=7)
+    engine, states, _ = random_positions(4, "komi", games=2, plies=3, seed=7)
     config = SearchConfig(algorithm="puct", num_simulations=48, leaves_per_call=6)
     outputs = [search(engine, states, HashEvaluator(engine.num_actions), config,
                       np.random.default_rng(9)) for _ in range(2)]
@@ -159,7 +150,7 @@ def test_same_seed_same_search():
 
 @pytest.mark.parametrize("leaves", [1, 8])
 def test_a_passed_deadline_stops_after_one_round(leaves):
-    engine, states = opened(4, "komi", games=1, plies=2, seed=8)
+    engine, states, _ = random_positions(4, "komi", games=1, plies=2, seed=8)
     config = SearchConfig(num_simulations=200, leaves_per_call=leaves)
     output = search(engine, states, HashEvaluator(engine.num_actions), config,
                     np.random.default_rng(0), deadline=time.monotonic() - 1.0)
@@ -169,7 +160,7 @@ def test_a_passed_deadline_stops_after_one_round(leaves):
 
 @pytest.mark.parametrize("leaves", [1, 8])
 def test_progress_reports_grow_and_do_not_change_the_search(leaves):
-    engine, states = opened(4, "komi", games=1, plies=2, seed=9)
+    engine, states, _ = random_positions(4, "komi", games=1, plies=2, seed=9)
     config = SearchConfig(num_simulations=64, leaves_per_call=leaves)
     seen = []
     reported = search(engine, states, HashEvaluator(engine.num_actions), config,
@@ -193,7 +184,7 @@ def test_trees_grow_past_their_first_capacity(leaves, monkeypatch):
     search_module = importlib.import_module("catena_zero.mcts.search")
 
     monkeypatch.setattr(search_module, "INITIAL_NODES", 8)
-    engine, states = opened(4, "komi", games=2, plies=2, seed=10)
+    engine, states, _ = random_positions(4, "komi", games=2, plies=2, seed=10)
     config = SearchConfig(num_simulations=100, leaves_per_call=leaves)
     grown = search(engine, states, HashEvaluator(engine.num_actions), config,
                    np.random.default_rng(0))
@@ -209,7 +200,8 @@ def test_trees_grow_past_their_first_capacity(leaves, monkeypatch):
 def test_a_call_never_holds_two_leaves_under_one_root_move(algorithm):
     """One lane per root child a wave: below the root every subtree is searched one leaf at a
     time, as by the one-leaf search."""
-    engine, states = opened(6, "komi", games=1, plies=3, seed=12)  # no game ends this soon
+    # no game ends this soon after three plies
+    engine, states, _ = random_positions(6, "komi", games=1, plies=3, seed=12)
     sizes = []
     evaluator = HashEvaluator(engine.num_actions)
 

@@ -6,23 +6,14 @@ import numpy as np
 import pytest
 
 from catena_zero.mcts import SearchConfig, UniformEvaluator, search, single_game_search
-from catena_zero.rules import NO_ACTION, Engine, Rules
-from tests.mcts.mcts_positions import HashEvaluator, check_tree_invariants
-
-
-def _started(side: int, game_type: str, batch: int, plies: int, seed: int):
-    engine = Engine(Rules(side=side, game_type=game_type))
-    states = engine.new_games(batch)
-    rng = np.random.default_rng(seed)
-    for _ in range(plies):
-        engine.step(states, engine.random_actions(states, rng))
-    return engine, states, rng
+from catena_zero.rules import NO_ACTION
+from tests.mcts.mcts_positions import HashEvaluator, check_tree_invariants, random_positions
 
 
 @pytest.mark.parametrize("algorithm", ["puct", "gumbel"])
 @pytest.mark.parametrize("game_type", ["komi", "double"])
 def test_reroot_keeps_the_played_subtree(algorithm, game_type):
-    engine, states, rng = _started(4, game_type, batch=4, plies=3, seed=11)
+    engine, states, rng = random_positions(4, game_type, games=4, plies=3, seed=11)
     evaluator = HashEvaluator(engine.num_actions)
     config = SearchConfig(algorithm=algorithm, num_simulations=24)
     first = search(engine, states, evaluator, config, rng)
@@ -50,7 +41,7 @@ def test_reroot_keeps_the_played_subtree(algorithm, game_type):
 
 
 def test_reuse_on_a_different_position_is_refused():
-    engine, states, rng = _started(3, "komi", batch=2, plies=2, seed=12)
+    engine, states, rng = random_positions(3, "komi", games=2, plies=2, seed=12)
     config = SearchConfig(algorithm="puct", num_simulations=8)
     output = search(engine, states, UniformEvaluator(engine.num_actions), config, rng)
     tree = output.reroot(output.action)
@@ -61,7 +52,7 @@ def test_reuse_on_a_different_position_is_refused():
 
 
 def test_reroot_drops_subtrees_over_the_node_limit():
-    engine, states, rng = _started(3, "komi", batch=2, plies=1, seed=13)
+    engine, states, rng = random_positions(3, "komi", games=2, plies=1, seed=13)
     config = SearchConfig(algorithm="puct", num_simulations=30, tree_reuse_max_nodes=2)
     output = search(engine, states, UniformEvaluator(engine.num_actions), config, rng)
     tree = output.reroot(output.action)
@@ -72,7 +63,7 @@ def test_reroot_drops_subtrees_over_the_node_limit():
 
 @pytest.mark.parametrize("game_type", ["komi", "double"])
 def test_single_game_puct_agrees_with_batched_puct(game_type):
-    engine, states, rng = _started(3, game_type, batch=3, plies=2, seed=14)
+    engine, states, rng = random_positions(3, game_type, games=3, plies=2, seed=14)
     config = SearchConfig(algorithm="puct", num_simulations=40, dirichlet_fraction=0.0)
     evaluator = HashEvaluator(engine.num_actions)
     batched = search(engine, states, evaluator, config, rng)
