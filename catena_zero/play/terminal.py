@@ -131,9 +131,10 @@ def play_terminal(player, config: TerminalConfig, stdin: TextIO | None = None,
                 say(HELP)
                 say(LEGEND)
                 continue
-            if command.split()[0] == "think":
-                level = command.split()[1] if len(command.split()) == 2 else ""
-                seconds, simulations = think_level(level)
+            words = command.split()
+            if words[0] == "think":
+                seconds, simulations = think_level(words[1] if len(words) == 2 else "")
+                level = words[1]
                 session.think = level
                 say(f"the model now thinks up to {seconds:g} s or {simulations} simulations "
                     f"a move")

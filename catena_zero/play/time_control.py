@@ -12,10 +12,10 @@ Kinds (GTP `time_settings`, KGS `kgs-time_settings`):
 - byoyomi: `main`, then `periods` periods of `period` seconds; a move inside one keeps it.
 
 The manager spreads what is left over the moves the player still has to make (an estimate
-from the empty cells, which Catena fills), keeps a reserve for the protocol's and the
-process's latency (`overhead` seconds a move, and a share of the main time), and never plans
-past the hard end of the player's time. Overtime periods are spent at most
-`period_share` of a period a move, so a slow move does not lose the period.
+from the cells that can still take a stone: the game ends when none can), keeps a reserve
+for the protocol's and the process's latency (`overhead` seconds a move, and a share of the
+main time), and never plans past the hard end of the player's time. Overtime periods are
+spent at most `period_share` of a period a move, so a slow move does not lose the period.
 """
 
 from __future__ import annotations
@@ -161,11 +161,11 @@ class GameClock:
         return max(min(planned, hard_end - self.overhead), 0.0)
 
 
-def moves_left_estimate(empty_cells: int, stones_per_turn: int = 1) -> int:
-    """The moves one player still makes when the game fills `empty_cells` cells, two players
-    taking turns: half of them (Catena's stones fill the board; the button is one more
-    move), at least one."""
-    return max(math.ceil(empty_cells / (2 * max(stones_per_turn, 1))), 1)
+def moves_left_estimate(playable_cells: int, stones_per_turn: int = 1) -> int:
+    """The moves one player still makes when `playable_cells` cells can still take a stone,
+    two players taking turns: at most half of them (a stone often makes others unplayable,
+    so this errs long and the time per move short), at least one."""
+    return max(math.ceil(playable_cells / (2 * max(stones_per_turn, 1))), 1)
 
 
 # Think-time levels of the page and the terminal: (seconds a move, simulations a move), the
