@@ -277,7 +277,8 @@ def run_atlas(config: AtlasConfig, models: Callable[[int], AtlasModel | None] | 
         measured = measure_track(rules, model, search_config, config,
                                  record.get("exact_report"))
         if config.check_simulations:
-            checked = dataclasses.replace(config, simulations=config.check_simulations)
+            checked = dataclasses.replace(config, simulations=config.check_simulations,
+                                          check_simulations=0)
             other = measure_track(rules, model, search_config, checked,
                                   record.get("exact_report"))
             measured = two_strengths({config.simulations: measured,

@@ -126,8 +126,9 @@ class AtlasConfig:
         if self.target_width < 0 or self.max_games < 0:
             raise ValueError(f"atlas.target_width and atlas.max_games must be >= 0, got "
                              f"{self.target_width} and {self.max_games}")
-        if self.check_simulations < 0:
-            raise ValueError(f"atlas.check_simulations must be >= 0, got "
+        if self.check_simulations < 0 or self.check_simulations == self.simulations:
+            raise ValueError(f"atlas.check_simulations must be >= 0 and differ from "
+                             f"atlas.simulations ({self.simulations}), got "
                              f"{self.check_simulations}")
         if self.strength_games < 0 or self.strength_games % 2:
             raise ValueError(f"atlas.strength_games must be an even number >= 0 (colours "

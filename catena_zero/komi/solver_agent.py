@@ -40,18 +40,22 @@ class SolverAgent:
     def solver(self, engine: Engine, komi: int) -> ExactSolver:
         return self.endgame(engine.rules).solver(komi)
 
+    def move_values(self, engine: Engine, states: GameState, game: int) -> dict[int, float]:
+        """The exact value (Black's view, in half points) after each legal move of game
+        `game` of `states`."""
+        solver = self.solver(engine, int(states.komi[game]))
+        position = solver.state_from_arrays(
+            states.stones[game], states.limited[game], states.button[game],
+            states.to_move[game], states.stones_left[game])
+        return {action: solver.half_value(child) for action, child in solver.children(position)}
+
     def select_actions(self, engine: Engine, states: GameState, rng: np.random.Generator
                        ) -> np.ndarray:
         """One margin-optimal action per game (int [B]); NO_ACTION for finished games."""
         actions = np.full(states.batch_size, NO_ACTION, dtype=np.int64)
         # Exact search is inherently one position at a time; the batch only shares tables.
         for game in np.flatnonzero(~states.terminal):
-            solver = self.solver(engine, int(states.komi[game]))
-            position = solver.state_from_arrays(
-                states.stones[game], states.limited[game], states.button[game],
-                states.to_move[game], states.stones_left[game])
-            values = {action: solver.half_value(child)
-                      for action, child in solver.children(position)}
+            values = self.move_values(engine, states, game)
             best = (max if int(states.to_move[game]) == BLACK else min)(values.values())
             optimal = sorted(action for action, value in values.items() if value == best)
             actions[game] = optimal[int(rng.integers(len(optimal)))]

@@ -38,13 +38,9 @@ class OptimalityProbe:
     def select_actions(self, engine, states, rng: np.random.Generator) -> np.ndarray:
         actions = np.asarray(self.agent.select_actions(engine, states, rng))
         for game in np.flatnonzero(~states.terminal):
-            solver = self.solver.solver(engine, int(states.komi[game]))
-            position = solver.state_from_arrays(
-                states.stones[game], states.limited[game], states.button[game],
-                states.to_move[game], states.stones_left[game])
             sign = 1 if int(states.to_move[game]) == BLACK else -1  # values are Black's
-            values = {action: sign * solver.half_value(child)
-                      for action, child in solver.children(position)}
+            values = {action: sign * value for action, value in
+                      self.solver.move_values(engine, states, game).items()}
             best, chosen = max(values.values()), values[int(actions[game])]
             self.moves += 1
             self.margin_optimal += chosen == best

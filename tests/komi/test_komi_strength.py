@@ -112,6 +112,8 @@ def test_the_atlas_measures_at_two_strengths_when_asked(tmp_path):
     assert record["settings"]["atlas"]["check_simulations"] == 4
     with pytest.raises(ValueError, match="check_simulations"):
         AtlasConfig(check_simulations=-1)
+    with pytest.raises(ValueError, match="differ from atlas.simulations"):
+        AtlasConfig(simulations=8, check_simulations=8)
 
 
 def fake_sweeps(monkeypatch, fair: float, slope: float):
