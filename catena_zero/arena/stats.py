@@ -58,6 +58,10 @@ def wilson_interval(points, games, z: float = Z_95) -> tuple[np.ndarray, np.ndar
     )
     lower = np.where(games > 0, np.clip(centre - half_width, 0.0, 1.0), 0.0)
     upper = np.where(games > 0, np.clip(centre + half_width, 0.0, 1.0), 1.0)
+    # All wins (none) reach 1 (0) exactly, where rounding leaves 1 - 1e-16: an interval
+    # asked whether it holds a perfect result must say yes.
+    lower = np.where(points == 0, 0.0, lower)
+    upper = np.where(points == games, 1.0, upper)
     return lower, upper
 
 

@@ -31,7 +31,7 @@ from catena_zero.data.atomic import atomic_write_text
 from catena_zero.komi.atlas_measure import double_balance, first_stones, komi_balance
 from catena_zero.komi.config import ATLAS_VARIANTS, AtlasConfig, SolveConfig
 from catena_zero.komi.exact import solve_exact
-from catena_zero.komi.strength import solver_check, strength_note
+from catena_zero.komi.strength import exact_miss_note, solver_check, strength_note
 from catena_zero.mcts import SearchConfig
 from catena_zero.mcts.solver import enum_value
 from catena_zero.rules import Rules
@@ -83,10 +83,10 @@ def measurement_settings(config: AtlasConfig, search_config: SearchConfig,
                          game_type: str, solved: bool = False) -> dict:
     """The settings a track's estimate depends on (those of its game type and the search;
     on a `solved` side also those of the solver's check of the model)."""
-    used = {"komi": ("simulations", "coarse_points", "coarse_games", "refine_points",
+    used = {"komi": ("simulations", "start", "coarse_points", "coarse_games", "refine_points",
                      "bracket_games", "network_estimate", "resamples", "seed"),
-            "nokomi": ("simulations", "stone_simulations", "stone_games", "even_margin",
-                       "seed"),
+            "nokomi": ("simulations", "stone_simulations", "stone_games", "fair_stone_games",
+                       "even_margin", "seed"),
             "double": ("simulations", "double_games", "seed")}[game_type]
     if solved:
         used += ("strength_games", "min_optimal_share")
@@ -291,6 +291,11 @@ def run_atlas(config: AtlasConfig, models: Callable[[int], AtlasModel | None] | 
                       seconds=round(time.perf_counter() - started, 2))
         if record.get("exact") is not None or record.get("exact_in_range") is False:
             record["exact_agrees"] = agreement(record)
+            if not record["exact_agrees"] and not record.get("strength_note"):
+                # Confident and wrong is never reported: the solver's value is the evidence.
+                record["strength_note"] = exact_miss_note(record.get("interval"),
+                                                          record.get("exact"),
+                                                          record.get("strength"))
         records[name] = record
         save_atlas(path, document)
         log(f"[atlas] {name}: {summary_line(record)}")

@@ -1,7 +1,8 @@
 """The measurements of the komi atlas, one per game type, each a JSON-ready dict.
 
-- komi: an adaptive self-play sweep over komi (coarse grid, then rounds inside the bracket
-  where Black's score crosses one half, then more games next to the crossing); the fair
+- komi: an adaptive self-play sweep over komi (a first stage around the network's fair
+  komi, or a coarse grid over the range, then rounds inside the bracket where Black's score
+  crosses one half, then more games next to the crossing); the fair
   komi with its bracket and bootstrap intervals (catena_zero.komi.intervals), the logistic
   fit beside them, and the network's own estimate (catena_zero.komi.fair).
 - nokomi: every first stone valued by a search (one per symmetry orbit, in one batch) and,
@@ -37,7 +38,7 @@ from catena_zero.komi.sweep import (
     sweep_komi,
 )
 from catena_zero.mcts import SearchConfig, search
-from catena_zero.rules import BLACK, Engine, Rules
+from catena_zero.rules import BLACK, Engine, Rules, Scoring
 
 
 def finite_or_none(value: float) -> float | None:
@@ -84,12 +85,54 @@ def crossing_neighbours(table: SweepTable) -> tuple[int, int]:
     return int(table.komi[last]), int(table.komi[last + 1])
 
 
-def adaptive_sweep(rules: Rules, agent, config: AtlasConfig) -> tuple[SweepTable, list[dict]]:
-    """The sweep of the module doc and its stages ([{"komi": [...], "games": n}, ...])."""
+def centred_grid(low: int, high: int, centre: float, points: int, unit: int) -> list[int]:
+    """`points` komi values `unit` apart around `centre`, shifted to stay inside low..high."""
+    points = min(points, (high - low) // unit + 1)
+    first = int(round(centre)) - unit * (points // 2)
+    first = min(max(first, low), high - unit * (points - 1))
+    return [first + unit * index for index in range(points)]
+
+
+def centred_start(rules: Rules, agent, config: AtlasConfig,
+                  centre: float) -> tuple[SweepTable, list[dict]]:
+    """The first stage from a centre (the network's fair komi): `coarse_points` komis one
+    unit (1/60 of a wide range, else 1) apart around it, then, while Black's score is on one
+    side of one half at every swept komi, komis further out in that direction at doubling
+    distances up to the range's end, so that the crossing is enclosed."""
     low, high = rules.komi_range
-    values = coarse_grid(low, high, config.coarse_points)
+    unit = max(1, round((high - low) / 60))
+    values = centred_grid(low, high, centre, config.coarse_points, unit)
     table = sweep_komi(rules, agent, values, config.coarse_games, config.seed)
-    stages = [{"stage": "coarse", "komi": values, "games_per_komi": config.coarse_games}]
+    stages = [{"stage": "start", "komi": values, "games_per_komi": config.coarse_games,
+               "centre": round(float(centre), 3)}]
+    distance = unit * max(2, config.coarse_points)
+    for round_index in range(1, 64):
+        score = monotone_scores(table.black_score * table.games, table.games)
+        if score[-1] > 0.5 and table.komi[-1] < high:  # Black wins everywhere: go up
+            komi = min(int(table.komi[-1]) + distance, high)
+        elif score[0] < 0.5 and table.komi[0] > low:  # Black loses everywhere: go down
+            komi = max(int(table.komi[0]) - distance, low)
+        else:
+            break
+        table = combine_tables(table, sweep_komi(rules, agent, [komi], config.coarse_games,
+                                                 config.seed + 200 + round_index))
+        stages.append({"stage": f"widen {round_index}", "komi": [komi],
+                       "games_per_komi": config.coarse_games})
+        distance *= 2
+    return table, stages
+
+
+def adaptive_sweep(rules: Rules, agent, config: AtlasConfig,
+                   centre: float | None = None) -> tuple[SweepTable, list[dict]]:
+    """The sweep of the module doc and its stages ([{"komi": [...], "games": n}, ...]); with
+    a `centre`, the first stage is `centred_start`'s instead of the coarse grid."""
+    low, high = rules.komi_range
+    if centre is not None and math.isfinite(centre):
+        table, stages = centred_start(rules, agent, config, centre)
+    else:
+        values = coarse_grid(low, high, config.coarse_points)
+        table = sweep_komi(rules, agent, values, config.coarse_games, config.seed)
+        stages = [{"stage": "coarse", "komi": values, "games_per_komi": config.coarse_games}]
     for round_index in range(1, 64):
         left, right = crossing_neighbours(table)
         inside = np.linspace(left, right, config.refine_points + 2)[1:-1].round().astype(int)
@@ -200,16 +243,39 @@ def range_note(rules: Rules, table: SweepTable, estimate: float) -> tuple[bool, 
                    f"colour and is short by about {abs(table.mean_margin[at_end]):.1f} points")
 
 
+def network_centre(rules: Rules, evaluate_fn, value_crossing: float) -> dict:
+    """Where the sweep starts: the network's value crossing k (`estimate_fair_komi`) moved
+    by its score head's expected margin for Black at the empty board with komi round(k),
+    which is zero at the fair komi; clipped into the range. A net without a score head
+    gives k, and so does longest scoring, whose margin (a ribbon length) does not move
+    point for point with the komi."""
+    low, high = rules.komi_range
+    komi = rules.nearest_komi(value_crossing)
+    lead = None
+    if rules.scoring != Scoring.LONGEST:
+        evaluation = evaluate_fn(Engine(rules).new_games(1, komi=komi))
+        lead = None if evaluation.score is None else float(np.asarray(evaluation.score)[0])
+    centre = value_crossing if lead is None else komi + lead
+    return {"centre": round(float(min(max(centre, low), high)), 3),
+            "value_crossing": round(value_crossing, 3), "komi": komi,
+            "score_lead": None if lead is None else round(lead, 3)}
+
+
 def komi_balance(rules: Rules, agent, evaluate_fn, config: AtlasConfig) -> dict:
     """Fair komi of the komi game type from the agent's self-play (module doc)."""
-    table, stages = adaptive_sweep(rules, agent, config)
+    network = start = None
+    if evaluate_fn is not None and (config.network_estimate or config.start == "network"):
+        network = float(estimate_fair_komi(Engine(rules), evaluate_fn))
+    if config.start == "network" and evaluate_fn is not None:
+        start = network_centre(rules, evaluate_fn, network)
+    table, stages = adaptive_sweep(rules, agent, config,
+                                   None if start is None else start["centre"])
     points = table.black_score * table.games
     crossing = estimate_crossing(table.komi, points, table.games, config.resamples, config.seed)
     fit = fit_table(table)
     in_range, note = range_note(rules, table, crossing.estimate)
-    network = None
-    if config.network_estimate and evaluate_fn is not None:
-        network = float(estimate_fair_komi(Engine(rules), evaluate_fn))
+    if not config.network_estimate:
+        network = None
     return {
         "method": "self-play sweep; bracket of Wilson 95% intervals around the crossing",
         "estimate": finite_or_none(crossing.estimate),
@@ -221,6 +287,7 @@ def komi_balance(rules: Rules, agent, evaluate_fn, config: AtlasConfig) -> dict:
         "logistic": {"fair_komi": finite_or_none(fit.fair_komi), "low": finite_or_none(fit.low),
                      "high": finite_or_none(fit.high), "slope": float(fit.slope)},
         "network_estimate": network,
+        "start": start,
         "in_range": in_range,
         "range_note": note,
         "games": int(table.games.sum()),
@@ -252,9 +319,21 @@ def stone_values(rules: Rules, evaluate_fn, search_config: SearchConfig, simulat
     return ((black_value + 1.0) / 2.0)[orbit]
 
 
+def stone_games(rules: Rules, agent, cell: int, games: int,
+                seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Black's points and margins of `games` self-play games after a first stone on `cell`
+    (komi 0), all in one batch.  -> ([N], [N])"""
+    engine = Engine(rules)
+    states = engine.new_games(games, komi=0)
+    engine.step(states, np.full(games, cell))
+    play_out(engine, agent, states, np.random.default_rng([seed, 53]))
+    return black_points(engine, states)
+
+
 def first_stones(rules: Rules, agent, evaluate_fn, search_config: SearchConfig,
                  config: AtlasConfig, exact_values: dict | None = None) -> dict:
-    """nokomi: the value of every first stone, the fair stones, the near-even count."""
+    """nokomi: the value of every first stone, the fair stones, the near-even count, and
+    Black's score after the fairest stone over `fair_stone_games` more games."""
     board = rules.board
     names = [board.cell_name(cell) for cell in range(board.num_cells)]
     searched = (stone_values(rules, evaluate_fn, search_config, config.stone_simulations,
@@ -262,13 +341,15 @@ def first_stones(rules: Rules, agent, evaluate_fn, search_config: SearchConfig,
     played = (opening_sweep(rules, agent, config.stone_games, config.seed)
               if config.stone_games > 0 else None)
     # The swap: the second player takes the colour the stone favours, so the first player's
-    # fair stones are those leaving Black's score nearest one half (games, else the search).
-    measured = played.black_score if played is not None else searched
+    # fair stones are those leaving Black's value nearest one half. The search's value ranks
+    # them: a game or two a stone is mostly noise, and picking the stone whose few games
+    # came out nearest one half would pick the games with mistakes in them. The games
+    # order stones the search ties, and rank alone when there is no search.
+    measured = searched if searched is not None else played.black_score
     distance = np.abs(np.asarray(measured) - 0.5)
     ranking = distance.copy()
     if played is not None and searched is not None:
-        # A few games a stone tie often; the search's value orders the tied stones.
-        ranking = ranking + 1e-3 * np.abs(searched - 0.5)
+        ranking = ranking + 1e-3 * np.abs(played.black_score - 0.5)
     fair = np.flatnonzero(ranking <= ranking.min() + 1e-9)
     stones = []
     for cell in range(board.num_cells):
@@ -287,12 +368,32 @@ def first_stones(rules: Rules, agent, evaluate_fn, search_config: SearchConfig,
     best = int(fair[0])
     interval = ([float(played.wilson_low[best]), float(played.wilson_high[best])]
                 if played is not None else [None, None])
+    estimate = float(played.black_score[best] if played is not None else searched[best])
     games = int(np.unique(played.orbit).size * config.stone_games) if played is not None else 0
+    best_games = int(played.games[best]) if played is not None else 0
+    if config.fair_stone_games > 0:
+        # The ranking games are few per stone; the chosen stone's own games give the interval.
+        points, _ = stone_games(rules, agent, best, config.fair_stone_games, config.seed)
+        pooled = points.sum() + (played.black_score[best] * best_games if played is not None
+                                 else 0.0)
+        best_games += points.size
+        games += points.size
+        estimate, low, high = score_interval(pooled, best_games)
+        interval = [low, high]
+    exactly_fairest = None
+    if exact_values and names[best] in exact_values:  # the solver's check of the choice
+        closest = min(abs(value) for value in exact_values.values())
+        exactly_fairest = bool(abs(exact_values[names[best]]) == closest)
+    played_any = played is not None or config.fair_stone_games > 0
     return {
-        "method": ("first stones: Black's score after each stone (self-play games, Wilson 95%)"
-                   if played is not None else "first stones: search value of each stone"),
-        "estimate": round(float(measured[best]), 4),
+        "method": ("first stones ranked by a search's value; Black's score after the fairest "
+                   "(self-play games, Wilson 95%)" if played_any and searched is not None else
+                   "first stones: Black's score after each stone (self-play games, Wilson 95%)"
+                   if played_any else "first stones: search value of each stone"),
+        "fair_stone_exactly_fairest": exactly_fairest,
+        "estimate": round(float(estimate), 4),
         "interval": interval,
+        "fair_stone_games": best_games,
         "fair_stones": [names[cell] for cell in fair],
         "near_even_stones": int((distance <= config.even_margin).sum()),
         "even_margin": config.even_margin,

@@ -92,8 +92,12 @@ def markdown_table(document: dict) -> str:
         elif in_range is not None:
             in_range = "yes" if in_range else "no"
         if record.get("strength_note"):  # the solver found the model's play too weak
-            share = record["strength"]["margin_optimal"]["share"]
-            in_range = f"model not strong enough ({100 * share:.0f}% optimal)"
+            strength = record.get("strength") or {}
+            share = (strength.get("margin_optimal") or {}).get("share")
+            in_range = ("model not strong enough" if share is None else
+                        f"model not strong enough ({100 * share:.0f}% optimal)")
+            if record.get("exact_agrees") is False:
+                in_range += ", misses exact"
         lines.append("| " + " | ".join([
             str(record["side"]), f"{record['game_type']}/{record['scoring']}",
             record.get("status") or "pending", MEASURES[record["game_type"]],

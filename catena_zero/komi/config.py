@@ -84,6 +84,7 @@ class AtlasConfig:
     exact_sides: list[int] = field(default_factory=lambda: [2, 3])  # solved exactly (<= 3)
     solver_cache: str = "runs/komi/solve_cache.json"  # exact solutions reused from here
     simulations: int = 8  # search simulations per move in the self-play games
+    start: str = "network"  # komi: first sweep around the network's fair komi, or "grid"
     coarse_points: int = 5  # komi game type: komi values of the first, coarse sweep
     coarse_games: int = 4  # games at each coarse and refining komi value
     refine_points: int = 3  # komi values added inside the crossing's bracket per round
@@ -91,8 +92,9 @@ class AtlasConfig:
     network_estimate: bool = True  # komi game type: also the network's own fair komi
     stone_simulations: int = 32  # nokomi: search simulations valuing each first stone
     stone_games: int = 1  # nokomi: self-play games after each distinct first stone (0: none)
+    fair_stone_games: int = 96  # nokomi: more games after the fairest stone (about +-0.1)
     even_margin: float = 0.1  # nokomi: a swap is close to even within 1/2 +- this
-    double_games: int = 16  # double: self-play games from the empty board
+    double_games: int = 96  # double: self-play games from the empty board (about +-0.1)
     resamples: int = 1000  # bootstrap resamples of the komi crossing
     seed: int = 0  # games and bootstrap are reproducible from this seed
     threads: int = 1  # torch threads of the model (the results do not depend on it)
@@ -117,12 +119,15 @@ class AtlasConfig:
                      "double_games", "resamples", "refine_points"):
             if getattr(self, name) < 1:
                 raise ValueError(f"atlas.{name} must be >= 1, got {getattr(self, name)}")
+        if self.start not in ("network", "grid"):
+            raise ValueError(f"atlas.start must be network or grid, got {self.start!r}")
         if self.coarse_points < 2:
             raise ValueError(f"atlas.coarse_points must be >= 2, got {self.coarse_points}")
         if self.threads < 1:
             raise ValueError(f"atlas.threads must be >= 1, got {self.threads}")
-        if self.stone_games < 0:
-            raise ValueError(f"atlas.stone_games must be >= 0, got {self.stone_games}")
+        if self.stone_games < 0 or self.fair_stone_games < 0:
+            raise ValueError(f"atlas.stone_games and atlas.fair_stone_games must be >= 0, got "
+                             f"{self.stone_games} and {self.fair_stone_games}")
         if self.target_width < 0 or self.max_games < 0:
             raise ValueError(f"atlas.target_width and atlas.max_games must be >= 0, got "
                              f"{self.target_width} and {self.max_games}")

@@ -82,3 +82,19 @@ def strength_note(check: dict | None) -> str | None:
     share = check["margin_optimal"]["share"]
     return (f"{NOT_STRONG_ENOUGH} ({100 * share:.0f}% of {check['moves']} moves "
             f"margin-optimal, bar {100 * check['min_share']:.0f}%)")
+
+
+def exact_miss_note(interval: list, exact: float | None, check: dict | None) -> str:
+    """The atlas's line for a solved track whose estimate's interval misses the exact value:
+    the model's games do not play the game as perfect play does, whatever share of its
+    moves the check found optimal: "model not strong enough (its interval [0.38, 0.69] misses
+    the exact 0; 91% of 310 moves margin-optimal)"."""
+    low, high = (interval or [None, None])[:2]
+    low_text = "-inf" if low is None else f"{low:.4g}"
+    bounds = f"[{low_text}, {'+inf' if high is None else f'{high:.4g}'}]"
+    exact_text = "above the range" if exact is None else f"{exact:g}"
+    evidence = ""
+    if check:
+        evidence = (f"; {100 * check['margin_optimal']['share']:.0f}% of {check['moves']} moves "
+                    f"margin-optimal")
+    return f"{NOT_STRONG_ENOUGH} (its interval {bounds} misses the exact {exact_text}{evidence})"

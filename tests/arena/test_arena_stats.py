@@ -38,6 +38,13 @@ def test_wilson_interval_vectorised_and_empty():
     assert low[1] < 0.55 < high[1]
 
 
+@pytest.mark.parametrize("games", [1, 3, 7, 10, 12, 13, 96, 1000])
+def test_wilson_interval_reaches_the_ends_exactly_at_perfect_results(games):
+    lower, upper = wilson_interval(np.array([0.0, games]), np.array([games, games]))
+    assert lower[0] == 0.0 and upper[1] == 1.0
+    assert upper[0] < 1.0 and lower[1] > 0.0
+
+
 def test_wilson_interval_rejects_bad_counts():
     with pytest.raises(ValueError, match="points"):
         wilson_interval(11, 10)

@@ -19,7 +19,7 @@ from catena_zero.komi.solver_agent import SolverAgent, SolverEvaluator
 
 # A cheap setting: few simulations and games (side 2 games last about eight moves).
 CHEAP = dict(simulations=8, coarse_games=4, bracket_games=8, stone_simulations=8,
-             stone_games=2, double_games=8, resamples=100)
+             stone_games=2, fair_stone_games=8, double_games=8, resamples=100)
 
 
 def exact_model() -> AtlasModel:
@@ -58,6 +58,10 @@ def test_on_solved_side_2_the_intervals_hold_the_exact_values(tmp_path):
     stones = records["side2-nokomi-standard"]
     assert len(stones["stones"]) == 7 and stones["estimate"] == 1.0
     assert {stone["exact_margin"] for stone in stones["stones"]} == {2.5}
+    # Every stone leaves Black +2.5, so the chosen one is exactly fairest; its own games
+    # (8 more, pooled with its 2 ranking games) give the interval.
+    assert stones["fair_stone_exactly_fairest"] is True and stones["fair_stone_games"] == 10
+    assert stones["games"] == 2 * 2 + 8  # side 2 has 2 symmetry orbits (centre, ring)
     double = records["side2-double-standard"]
     assert double["exact"] == 0.0 and double["expected_margin"] == -3.0
     heatmap = plot_first_stones(document, 2, tmp_path / "stones.png")

@@ -10,7 +10,12 @@ from catena_zero.komi.atlas import AtlasModel, run_atlas
 from catena_zero.komi.atlas_report import markdown_table
 from catena_zero.komi.config import AtlasConfig
 from catena_zero.komi.solver_agent import SolverAgent
-from catena_zero.komi.strength import NOT_STRONG_ENOUGH, solver_check, strength_note
+from catena_zero.komi.strength import (
+    NOT_STRONG_ENOUGH,
+    exact_miss_note,
+    solver_check,
+    strength_note,
+)
 from catena_zero.mcts import UniformEvaluator
 from catena_zero.rules import Rules
 from tests.komi.test_komi_atlas import CHEAP, exact_model
@@ -64,6 +69,32 @@ def test_a_perfect_model_passes_and_zero_games_skip_the_check(tmp_path):
     record = run_atlas(skipped, lambda side: model, progress=False,
                        log=lambda line: None)["records"]["side2-double-standard"]
     assert record["strength"] is None and record["strength_note"] is None
+
+
+def test_an_interval_that_misses_the_exact_value_is_never_left_unflagged(tmp_path):
+    weak = AtlasModel("uniform", "3" * 64,
+                      lambda rules: UniformEvaluator(rules.board.num_actions))
+    config = AtlasConfig(**CHEAP | {"sides": [2], "variants": ["double/standard"],
+                                    "output": str(tmp_path / "a.json"), "double_games": 64,
+                                    "solver_cache": str(tmp_path / "cache.json"),
+                                    "strength_games": 0})
+    record = run_atlas(config, lambda side: weak, progress=False,
+                       log=lambda line: None)["records"]["side2-double-standard"]
+    assert record["exact"] == 0.0 and record["interval"][0] > 0.0  # random play: Black wins
+    assert record["exact_agrees"] is False and record["strength"] is None
+    assert record["strength_note"] == exact_miss_note(record["interval"], 0.0, None)
+    assert record["strength_note"].startswith(NOT_STRONG_ENOUGH)
+    table = markdown_table({"records": {"side2-double-standard": record}})
+    assert "| model not strong enough, misses exact |" in table
+
+
+def test_the_exact_miss_note_gives_the_solver_evidence():
+    check = {"moves": 310, "margin_optimal": {"share": 0.912}}
+    note = exact_miss_note([0.38, 0.69], 0.0, check)
+    assert note == (f"{NOT_STRONG_ENOUGH} (its interval [0.38, 0.69] misses the exact 0; "
+                    f"91% of 310 moves margin-optimal)")
+    assert "[15, +inf] misses the exact above the range" in exact_miss_note([15, None], None,
+                                                                              None)
 
 
 @pytest.mark.parametrize(("changes", "words"), [
