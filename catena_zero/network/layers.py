@@ -158,8 +158,10 @@ class MaskedNormAct(nn.Module):
 def dense(layer: nn.Linear, x: torch.Tensor, out_dtype: torch.dtype | None = None
           ) -> torch.Tensor:
     """`layer(x)` in the layer's own dtype (a reduced-precision copy keeps its small linear
-    layers in float32, where they run faster than in bfloat16), cast to `out_dtype`."""
-    output = layer(x.to(layer.weight.dtype))
+    layers in float32, where they run faster than in bfloat16), cast to `out_dtype`. A
+    dynamically quantised layer (its weight a method) takes float32."""
+    weight = layer.weight
+    output = layer(x.to(weight.dtype if isinstance(weight, torch.Tensor) else torch.float32))
     return output if out_dtype is None else output.to(out_dtype)
 
 
