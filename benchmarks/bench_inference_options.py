@@ -5,7 +5,8 @@ option that evaluates a batch faster at the same strength is strength per CPU-ho
 option runs the same model file's net on the same random side-N batch; the options take
 turns `--repeats` times in one process (machine noise hits all alike) and the table gives
 the median positions per CPU-second and the ratio to the default (what `InferenceModel`
-does on this CPU: a bfloat16 copy on an AMX CPU, float32 otherwise), plus each option's
+does on this CPU at that batch: a bfloat16 copy on an AMX CPU from batch 8, float32
+otherwise), plus each option's
 largest deviation from float32 over the batch (the policy's total-variation distance, the
 expected value win - loss), which says whether strength could change at all. The batch is
 real positions: random moves from the empty board.
@@ -35,7 +36,11 @@ import torch
 from torch import nn
 
 from catena_zero.export.model_file import load_model_file
-from catena_zero.network.device import InferenceModel, reduced_precision_copy
+from catena_zero.network.device import (
+    REDUCED_PRECISION_MIN_BATCH,
+    inference_dtype,
+    reduced_precision_copy,
+)
 from catena_zero.play.bundled import bundled_general_path
 from catena_zero.rules import Engine, Rules, get_board
 from catena_zero.rules.observe import observe
@@ -53,16 +58,17 @@ def build_option(net: nn.Module, option: str) -> tuple[Forward, torch.dtype, flo
     if option.startswith("bfloat16"):
         base, dtype = reduced_precision_copy(base, torch.bfloat16, torch.channels_last), \
             torch.bfloat16
-    elif option == "int8-dynamic":
+    else:
+        base = base.to(memory_format=torch.channels_last)
+    if option == "int8-dynamic":
         with warnings.catch_warnings():  # torch.ao.quantization's deprecation notice
             warnings.simplefilter("ignore")
             base = torch.ao.quantization.quantize_dynamic(base, {nn.Linear}, dtype=torch.qint8)
-    else:
-        base = base.to(memory_format=torch.channels_last)
     module = torch.compile(base, dynamic=False) if option.endswith("+compile") else base
 
     def forward(planes: torch.Tensor, globals_: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        output = module(planes, globals_)
+        # The cast of the float32 planes is part of every call, as in InferenceModel.
+        output = module(planes.to(dtype), globals_)
         return output.policy_logits.float(), output.value_logits.float()
 
     return forward, dtype, time.perf_counter() - started
@@ -113,24 +119,27 @@ def compare_options(net: nn.Module, side: int, options: list[str], batches: list
                     repeats: int, seconds: float, log=print) -> list[dict]:
     """One row per (batch, option): median pos/cpu-s, ratio to the default option, largest
     deviation from float32 (`deviations`), build and first-call (compile) seconds."""
-    default = "bfloat16" if InferenceModel(net, "cpu").use_copy else "float32"
-    built = {option: build_option(net, option) for option in dict.fromkeys([*options, default,
-                                                                            "float32"])}
+    reduced = inference_dtype(torch.device("cpu")) is not None  # bfloat16 on an AMX CPU
+    defaults = {batch_size: "bfloat16" if reduced and batch_size >= REDUCED_PRECISION_MIN_BATCH
+                else "float32" for batch_size in batches}
+    built = {option: build_option(net, option)
+             for option in dict.fromkeys([*options, *defaults.values(), "float32"])}
     rows = []
     for batch_size in batches:
+        default = defaults[batch_size]
         planes, globals_ = batch_tensors(side, batch_size)
         with torch.inference_mode():
             reference = built["float32"][0](planes, globals_)
             deviation, first_call = {}, {}
-            for option, (forward, dtype, _) in built.items():
+            for option, (forward, _, _) in built.items():
                 started = time.perf_counter()
-                output = forward(planes.to(dtype), globals_)  # compiles on the first call
+                output = forward(planes, globals_)  # compiles on the first call
                 first_call[option] = time.perf_counter() - started
                 deviation[option] = deviations(output, reference)
             rates = {option: [] for option in built}
             for _ in range(repeats):
-                for option, (forward, dtype, _) in built.items():
-                    rates[option].append(rate(forward, planes.to(dtype), globals_, seconds))
+                for option, (forward, _, _) in built.items():
+                    rates[option].append(rate(forward, planes, globals_, seconds))
         medians = {option: float(np.median(values)) for option, values in rates.items()}
         for option in built:
             row = {"batch": batch_size, "option": option, "pos_per_cpu_s": medians[option],

@@ -294,7 +294,7 @@ def run_atlas(config: AtlasConfig, models: Callable[[int], AtlasModel | None] | 
             if not record["exact_agrees"] and not record.get("strength_note"):
                 # Confident and wrong is never reported: the solver's value is the evidence.
                 record["strength_note"] = exact_miss_note(record.get("interval"),
-                                                          record.get("exact"),
+                                                          compared_exact(record),
                                                           record.get("strength"))
         records[name] = record
         save_atlas(path, document)
@@ -349,7 +349,16 @@ def agreement(record: dict) -> bool:
     range: whether the estimate puts it beyond the same end)."""
     if record["game_type"] == "komi" and record.get("exact") is None:
         return record.get("in_range") is False and record.get("estimate_side") == "above"
-    return contains(record.get("interval", [None, None]), record.get("exact"))
+    return contains(record.get("interval", [None, None]), compared_exact(record))
+
+
+def compared_exact(record: dict) -> float | None:
+    """The exact value the estimate is held against: `exact`, except on a nokomi track whose
+    chosen stone is one of several exactly fairest ones, where the exact result after that
+    stone (a fairest stone may leave +x, another -x)."""
+    if record["game_type"] == "nokomi" and record.get("fair_stone_exactly_fairest"):
+        return record.get("fair_stone_exact")
+    return record.get("exact")
 
 
 def summary_line(record: dict) -> str:

@@ -6,7 +6,8 @@
   komi with its bracket and bootstrap intervals (catena_zero.komi.intervals), the logistic
   fit beside them, and the network's own estimate (catena_zero.komi.fair).
 - nokomi: every first stone valued by a search (one per symmetry orbit, in one batch) and,
-  optionally, by self-play games after it; the fair stones and how many are near even.
+  optionally, by self-play games after it; the fair stones and how many are near even, and
+  Black's score over `fair_stone_games` more games after the fairest.
 - double: Black's score and mean margin over self-play games, with intervals.
 
 All games of a stage advance in one batch (catena_zero.komi.sweep.play_out).
@@ -88,7 +89,7 @@ def crossing_neighbours(table: SweepTable) -> tuple[int, int]:
 def centred_grid(low: int, high: int, centre: float, points: int, unit: int) -> list[int]:
     """`points` komi values `unit` apart around `centre`, shifted to stay inside low..high."""
     points = min(points, (high - low) // unit + 1)
-    first = int(round(centre)) - unit * (points // 2)
+    first = int(round(centre - unit * (points - 1) / 2))
     first = min(max(first, low), high - unit * (points - 1))
     return [first + unit * index for index in range(points)]
 
@@ -96,21 +97,23 @@ def centred_grid(low: int, high: int, centre: float, points: int, unit: int) -> 
 def centred_start(rules: Rules, agent, config: AtlasConfig,
                   centre: float) -> tuple[SweepTable, list[dict]]:
     """The first stage from a centre (the network's fair komi): `coarse_points` komis one
-    unit (1/60 of a wide range, else 1) apart around it, then, while Black's score is on one
-    side of one half at every swept komi, komis further out in that direction at doubling
-    distances up to the range's end, so that the crossing is enclosed."""
+    unit (1/60 of a wide range, else 1) apart around it and the range's low end (komi 0:
+    the first player's edge, which the designer's page reports), then, while no swept komi
+    has Black's score below one half (above), komis further out in that direction at
+    doubling distances up to the range's end, so that the crossing is enclosed."""
     low, high = rules.komi_range
     unit = max(1, round((high - low) / 60))
-    values = centred_grid(low, high, centre, config.coarse_points, unit)
+    values = sorted({low, *centred_grid(low, high, centre, config.coarse_points, unit)})
     table = sweep_komi(rules, agent, values, config.coarse_games, config.seed)
     stages = [{"stage": "start", "komi": values, "games_per_komi": config.coarse_games,
                "centre": round(float(centre), 3)}]
     distance = unit * max(2, config.coarse_points)
     for round_index in range(1, 64):
         score = monotone_scores(table.black_score * table.games, table.games)
-        if score[-1] > 0.5 and table.komi[-1] < high:  # Black wins everywhere: go up
+        # An edge at exactly one half (2 of 4 games) does not enclose the crossing either.
+        if score[-1] >= 0.5 and table.komi[-1] < high:  # Black never behind: go up
             komi = min(int(table.komi[-1]) + distance, high)
-        elif score[0] < 0.5 and table.komi[0] > low:  # Black loses everywhere: go down
+        elif score[0] <= 0.5 and table.komi[0] > low:  # Black never ahead: go down
             komi = max(int(table.komi[0]) - distance, low)
         else:
             break
@@ -243,7 +246,7 @@ def range_note(rules: Rules, table: SweepTable, estimate: float) -> tuple[bool, 
                    f"colour and is short by about {abs(table.mean_margin[at_end]):.1f} points")
 
 
-def network_centre(rules: Rules, evaluate_fn, value_crossing: float) -> dict:
+def network_centre(rules: Rules, evaluate_fn, value_crossing: float) -> dict | None:
     """Where the sweep starts: the network's value crossing k (`estimate_fair_komi`) moved
     by its score head's expected margin for Black at the empty board with komi round(k),
     which is zero at the fair komi; clipped into the range. A net without a score head
@@ -255,7 +258,10 @@ def network_centre(rules: Rules, evaluate_fn, value_crossing: float) -> dict:
     if rules.scoring != Scoring.LONGEST:
         evaluation = evaluate_fn(Engine(rules).new_games(1, komi=komi))
         lead = None if evaluation.score is None else float(np.asarray(evaluation.score)[0])
+        lead = lead if lead is not None and math.isfinite(lead) else None
     centre = value_crossing if lead is None else komi + lead
+    if not math.isfinite(centre):  # a broken net: the caller falls back to the coarse grid
+        return None
     return {"centre": round(float(min(max(centre, low), high)), 3),
             "value_crossing": round(value_crossing, 3), "komi": komi,
             "score_lead": None if lead is None else round(lead, 3)}
@@ -347,10 +353,7 @@ def first_stones(rules: Rules, agent, evaluate_fn, search_config: SearchConfig,
     # order stones the search ties, and rank alone when there is no search.
     measured = searched if searched is not None else played.black_score
     distance = np.abs(np.asarray(measured) - 0.5)
-    ranking = distance.copy()
-    if played is not None and searched is not None:
-        ranking = ranking + 1e-3 * np.abs(played.black_score - 0.5)
-    fair = np.flatnonzero(ranking <= ranking.min() + 1e-9)
+    fair = np.flatnonzero(distance <= distance.min() + 1e-9)
     stones = []
     for cell in range(board.num_cells):
         stone = {"cell": names[cell], "col": int(board.coords[cell, 0]),
@@ -366,6 +369,8 @@ def first_stones(rules: Rules, agent, evaluate_fn, search_config: SearchConfig,
             stone["exact_margin"] = exact_values[names[cell]]
         stones.append(stone)
     best = int(fair[0])
+    if played is not None and searched is not None:  # the games break the search's ties
+        best = int(fair[np.argmin(np.abs(played.black_score[fair] - 0.5))])
     interval = ([float(played.wilson_low[best]), float(played.wilson_high[best])]
                 if played is not None else [None, None])
     estimate = float(played.black_score[best] if played is not None else searched[best])
@@ -380,20 +385,24 @@ def first_stones(rules: Rules, agent, evaluate_fn, search_config: SearchConfig,
         games += points.size
         estimate, low, high = score_interval(pooled, best_games)
         interval = [low, high]
-    exactly_fairest = None
+    exactly_fairest = exact_after = None
     if exact_values and names[best] in exact_values:  # the solver's check of the choice
         closest = min(abs(value) for value in exact_values.values())
-        exactly_fairest = bool(abs(exact_values[names[best]]) == closest)
+        margin = exact_values[names[best]]
+        exactly_fairest = bool(abs(margin) == closest)
+        exact_after = 1.0 if margin > 0 else 0.0 if margin < 0 else 0.5
     played_any = played is not None or config.fair_stone_games > 0
     return {
         "method": ("first stones ranked by a search's value; Black's score after the fairest "
                    "(self-play games, Wilson 95%)" if played_any and searched is not None else
                    "first stones: Black's score after each stone (self-play games, Wilson 95%)"
                    if played_any else "first stones: search value of each stone"),
+        "fair_stone": names[best],
         "fair_stone_exactly_fairest": exactly_fairest,
+        "fair_stone_exact": exact_after,
         "estimate": round(float(estimate), 4),
         "interval": interval,
-        "fair_stone_games": best_games,
+        "games_after_fair_stone": best_games,
         "fair_stones": [names[cell] for cell in fair],
         "near_even_stones": int((distance <= config.even_margin).sum()),
         "even_margin": config.even_margin,

@@ -92,7 +92,7 @@ def exact_miss_note(interval: list, exact: float | None, check: dict | None) -> 
     low, high = (interval or [None, None])[:2]
     low_text = "-inf" if low is None else f"{low:.4g}"
     bounds = f"[{low_text}, {'+inf' if high is None else f'{high:.4g}'}]"
-    exact_text = "above the range" if exact is None else f"{exact:g}"
+    exact_text = "value: above the range" if exact is None else f"{exact:g}"
     evidence = ""
     if check:
         evidence = (f"; {100 * check['margin_optimal']['share']:.0f}% of {check['moves']} moves "

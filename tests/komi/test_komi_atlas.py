@@ -60,7 +60,8 @@ def test_on_solved_side_2_the_intervals_hold_the_exact_values(tmp_path):
     assert {stone["exact_margin"] for stone in stones["stones"]} == {2.5}
     # Every stone leaves Black +2.5, so the chosen one is exactly fairest; its own games
     # (8 more, pooled with its 2 ranking games) give the interval.
-    assert stones["fair_stone_exactly_fairest"] is True and stones["fair_stone_games"] == 10
+    assert stones["fair_stone_exactly_fairest"] is True and stones["games_after_fair_stone"] == 10
+    assert stones["fair_stone"] in stones["fair_stones"] and stones["fair_stone_exact"] == 1.0
     assert stones["games"] == 2 * 2 + 8  # side 2 has 2 symmetry orbits (centre, ring)
     double = records["side2-double-standard"]
     assert double["exact"] == 0.0 and double["expected_margin"] == -3.0

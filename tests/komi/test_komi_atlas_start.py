@@ -30,6 +30,8 @@ from tests.komi.test_komi_strength import fake_sweeps
     (0, 1000, 120.0, 5, 17, [86, 103, 120, 137, 154]),
     (0, 1000, 995.0, 3, 17, [966, 983, 1000]),
     (0, 2, 1.0, 5, 1, [0, 1, 2]),
+    (0, 15, 7.4, 2, 1, [7, 8]),  # an even count straddles the centre
+    (0, 15, 6.5, 4, 1, [5, 6, 7, 8]),
 ])
 def test_the_centred_grid_stays_inside_the_range(low, high, centre, points, unit, expected):
     assert centred_grid(low, high, centre, points, unit) == expected
@@ -64,6 +66,8 @@ def test_without_a_score_head_or_in_longest_scoring_the_centre_is_the_value_cros
     assert longest["centre"] == 7.25 and longest["score_lead"] is None
     clipped = network_centre(Rules(side=4), fair_evaluator(40.0), 15.0)
     assert clipped["centre"] == 15.0
+    broken = network_centre(Rules(side=4), fair_evaluator(9.0, with_score=False), float("nan"))
+    assert broken is None  # the sweep then starts from the coarse grid
 
 
 @pytest.mark.parametrize(("fair", "centre"), [(6.3, 6.0), (13.2, 2.0), (1.6, 14.0),
@@ -73,21 +77,47 @@ def test_a_centred_sweep_widens_until_it_brackets_the_crossing(monkeypatch, fair
     config = AtlasConfig(**CHEAP)
     table, stages = adaptive_sweep(Rules(side=6), None, config, centre=centre)
     assert stages[0]["stage"] == "start" and stages[0]["centre"] == centre
-    assert calls[0][0] == centred_grid(0, 15, centre, config.coarse_points, 1)
+    grid = centred_grid(0, 15, centre, config.coarse_points, 1)
+    assert calls[0][0] == sorted({0, *grid})  # komi 0 too: the first player's edge
     low, high = bracket_interval(table.komi, table.black_score * table.games, table.games)
     assert low <= fair <= high
-    far = abs(fair - centre) > config.coarse_points
-    assert any(stage["stage"].startswith("widen") for stage in stages) == far
+    widened = any(stage["stage"].startswith("widen") for stage in stages)
+    if fair > max(grid) + 1:
+        assert widened
+    if fair < max(grid) - 1:
+        assert not widened
 
 
-def test_a_good_centre_costs_fewer_games_than_the_coarse_grid(monkeypatch):
-    games = {}
-    for name, centre in (("grid", None), ("centre", 11.4)):
-        fake_sweeps(monkeypatch, fair=11.4, slope=1.0)
-        config = AtlasConfig(**CHEAP | {"target_width": 2.0, "max_games": 5000})
-        table, _ = adaptive_sweep(Rules(side=6), None, config, centre=centre)
-        games[name] = int(table.games.sum())
-    assert games["centre"] <= games["grid"]
+def test_an_edge_at_exactly_one_half_widens_on(monkeypatch):
+    from catena_zero.komi import atlas_measure
+    from catena_zero.komi.sweep import SweepTable
+
+    def sweep(rules, agent, komi_values, games_per_komi, seed):  # Black: 1/2 up to komi 9
+        komi = np.asarray(sorted(set(int(k) for k in komi_values)))
+        wins = np.where(komi <= 9, games_per_komi // 2, 0) + np.where(komi <= 3, 2, 0)
+        games = np.full(komi.size, games_per_komi)
+        return SweepTable(komi, games, wins, np.zeros(komi.size, int), wins / games,
+                          np.zeros(komi.size), np.ones(komi.size), np.zeros(komi.size),
+                          np.zeros(komi.size), np.full(komi.size, 40.0))
+
+    monkeypatch.setattr(atlas_measure, "sweep_komi", sweep)
+    table, stages = atlas_measure.centred_start(Rules(side=6), None, AtlasConfig(**CHEAP),
+                                                centre=4.0)
+    assert any(stage["stage"].startswith("widen") for stage in stages)
+    assert table.komi.max() > 9 and table.black_score[-1] < 0.5
+
+
+def test_on_the_wide_quadratic_range_a_good_centre_finds_the_crossing_in_fewer_games(
+        monkeypatch):
+    rules = Rules(side=6, scoring="quadratic")  # komi 0..1000: the grid is 250 apart
+    before_bracket = {}
+    for name, centre in (("grid", None), ("centre", 123.3)):
+        fake_sweeps(monkeypatch, fair=120.3, slope=0.05)
+        _, stages = adaptive_sweep(rules, None, AtlasConfig(**CHEAP), centre=centre)
+        before_bracket[name] = sum(len(stage["komi"]) * stage["games_per_komi"]
+                                   for stage in stages
+                                   if not stage["stage"].startswith(("bracket", "narrow")))
+    assert before_bracket["centre"] < before_bracket["grid"]
 
 
 def test_komi_balance_records_where_it_started(monkeypatch):
@@ -110,3 +140,13 @@ def test_the_start_is_a_setting_of_the_komi_measurement():
     settings = measurement_settings(AtlasConfig(), SearchConfig(), "komi")
     assert settings["atlas"]["start"] == "network"
     assert "start" not in measurement_settings(AtlasConfig(), SearchConfig(), "double")["atlas"]
+
+
+def test_a_nokomi_estimate_is_held_against_the_exact_result_after_its_own_stone():
+    from catena_zero.komi.atlas import agreement, compared_exact
+
+    record = {"game_type": "nokomi", "exact": 1.0, "interval": [0.0, 0.2],
+              "fair_stone_exactly_fairest": True, "fair_stone_exact": 0.0}
+    assert compared_exact(record) == 0.0 and agreement(record)  # +x and -x are both fairest
+    record |= {"fair_stone_exactly_fairest": False}
+    assert compared_exact(record) == 1.0 and not agreement(record)

@@ -93,8 +93,8 @@ def test_the_exact_miss_note_gives_the_solver_evidence():
     note = exact_miss_note([0.38, 0.69], 0.0, check)
     assert note == (f"{NOT_STRONG_ENOUGH} (its interval [0.38, 0.69] misses the exact 0; "
                     f"91% of 310 moves margin-optimal)")
-    assert "[15, +inf] misses the exact above the range" in exact_miss_note([15, None], None,
-                                                                              None)
+    assert "[15, +inf] misses the exact value: above the range" in exact_miss_note(
+        [15, None], None, None)
 
 
 @pytest.mark.parametrize(("changes", "words"), [
