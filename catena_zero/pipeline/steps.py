@@ -218,13 +218,16 @@ def save_sample_games(games_dir: Path, games: list[SampleGame], rules: Rules, it
 
 
 def learner_iteration(trainer: Trainer, window: ReplayWindow, config: TrainConfig,
-                      rng: np.random.Generator, board=None) -> LearnerResult:
-    """Refresh the replay window and take `steps_per_iteration` optimiser steps on it.
+                      rng: np.random.Generator, board=None,
+                      selfplay_seconds: float = 0.0) -> LearnerResult:
+    """Refresh the replay window and take `steps_per_iteration` optimiser steps on it, at
+    the learning rate of the run's self-play clock `selfplay_seconds` (train.anneal_minutes).
 
     With `config.augment_symmetries`, every minibatch sample is shown under a random symmetry
     of its board, drawn anew each time it is drawn (`board`, or each sample's own side's
     board when None, as in a mix of tracks).
     """
+    trainer.selfplay_seconds = float(selfplay_seconds)
     window.refresh()
     if window.num_samples < max(config.min_window_samples, 1):
         return LearnerResult(trainer.step, None, window.num_samples)

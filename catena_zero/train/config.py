@@ -27,6 +27,9 @@ class TrainConfig:
     lr_schedule: str = "cosine"  # "constant", "cosine" (down to min_lr_fraction) or "step"
     warmup_steps: int = 200  # linear warmup from 0 over this many steps
     total_steps: int = 100_000  # horizon of the cosine schedule (constant at the floor after)
+    anneal_minutes: float = 0.0  # > 0: the cosine's horizon is this many minutes of
+    #   self-play (the run's clock, kept across resumes; summed over Ray's workers)
+    #   instead of total_steps
     min_lr_fraction: float = 0.05  # cosine floor as a fraction of learning_rate
     step_milestones: list[int] = field(default_factory=list)  # "step": steps where lr *= step_gamma
     step_gamma: float = 0.1  # "step": factor applied at each milestone
@@ -64,6 +67,13 @@ class TrainConfig:
                 raise ValueError(f"TrainConfig.{name} must be a finite number >= 0, got {value!r}")
         if not isinstance(self.ema_decay, int | float) or not 0 <= self.ema_decay < 1:
             raise ValueError(f"TrainConfig.ema_decay must be in [0, 1), got {self.ema_decay!r}")
+        if (not isinstance(self.anneal_minutes, int | float)
+                or not math.isfinite(self.anneal_minutes) or self.anneal_minutes < 0):
+            raise ValueError(f"TrainConfig.anneal_minutes must be a finite number >= 0, got "
+                             f"{self.anneal_minutes!r}")
+        if self.anneal_minutes and self.lr_schedule != "cosine":
+            raise ValueError(f"TrainConfig.anneal_minutes sets the cosine's horizon; "
+                             f"lr_schedule is {self.lr_schedule!r}")
         for name in ("adam_beta1", "adam_beta2", "min_lr_fraction", "step_gamma"):
             value = getattr(self, name)
             if not isinstance(value, int | float) or not 0 <= value <= 1:
@@ -103,10 +113,13 @@ class TrainConfig:
         return cls(**values)
 
 
-def learning_rate_at(step: int, config: TrainConfig) -> float:
+def learning_rate_at(step: int, config: TrainConfig, selfplay_seconds: float = 0.0) -> float:
     """Learning rate for optimiser step `step` (0-based): warmup, then the chosen schedule.
 
-    A pure function of the step, so resuming needs only the step counter.
+    A pure function of the step, so resuming needs only the step counter; with
+    `config.anneal_minutes` the cosine runs over the run's self-play clock instead
+    (`selfplay_seconds`, which the run's checkpoints keep), so a run bounded in minutes
+    anneals by its end whatever the machine's speed. The warmup stays in steps.
     """
     peak = config.learning_rate
     if config.warmup_steps and step < config.warmup_steps:
@@ -116,8 +129,11 @@ def learning_rate_at(step: int, config: TrainConfig) -> float:
     if config.lr_schedule == "step":
         passed = sum(1 for milestone in config.step_milestones if step >= milestone)
         return peak * config.step_gamma**passed
-    span = max(config.total_steps - config.warmup_steps, 1)
-    progress = min(max(step - config.warmup_steps, 0) / span, 1.0)
+    if config.anneal_minutes:
+        progress = min(max(selfplay_seconds, 0.0) / (60.0 * config.anneal_minutes), 1.0)
+    else:
+        span = max(config.total_steps - config.warmup_steps, 1)
+        progress = min(max(step - config.warmup_steps, 0) / span, 1.0)
     floor = config.min_lr_fraction
     return peak * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))
 

@@ -80,7 +80,9 @@ class Trainer:
     """Owns the optimiser and the step counter of one network.
 
     `train_steps` leaves the net in the train/eval mode it found it in. The learning rate is
-    a pure function of `step` (see `learning_rate_at`), so `state_dict` holds all of it.
+    a pure function of `step` (see `learning_rate_at`), so `state_dict` holds all of it;
+    with `config.anneal_minutes` also of `selfplay_seconds`, the run's self-play clock,
+    which the run sets before each iteration's steps and keeps in its own checkpoints.
 
     With `config.ema_decay > 0` the trainer also keeps `ema_net`, an exponential moving
     average of the weights (and of the normalisation statistics) updated after every step:
@@ -101,6 +103,7 @@ class Trainer:
             betas=(config.adam_beta1, config.adam_beta2),
         )
         self.step = 0
+        self.selfplay_seconds = 0.0  # the run's self-play clock (config.anneal_minutes)
         self.loss_weights = LossWeights(
             policy=config.policy_weight,
             value=config.value_weight,
@@ -185,7 +188,7 @@ class Trainer:
         a MixedBatch or PaddedSamples); returns the detached losses and gradient norm."""
         if len(batch) == 0:
             raise ValueError("train_step got an empty batch")
-        learning_rate = learning_rate_at(self.step, self.config)
+        learning_rate = learning_rate_at(self.step, self.config, self.selfplay_seconds)
         for group in self.optimizer.param_groups:
             group["lr"] = learning_rate
         self.optimizer.zero_grad(set_to_none=True)
@@ -237,7 +240,8 @@ class Trainer:
             samples=samples,
             seconds=seconds,
             samples_per_second=samples / seconds if seconds > 0 else 0.0,
-            learning_rate=learning_rate_at(max(self.step - 1, 0), self.config),
+            learning_rate=learning_rate_at(max(self.step - 1, 0), self.config,
+                                           self.selfplay_seconds),
             loss_total=means.get("total", float("nan")),
             loss_policy=means.get("policy", float("nan")),
             loss_value=means.get("value", float("nan")),

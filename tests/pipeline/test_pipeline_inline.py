@@ -87,6 +87,21 @@ def test_resume_continues_exactly(tmp_path: Path, option: str) -> None:
         torch.testing.assert_close(a[key], b[key], rtol=1e-5, atol=1e-6)
 
 
+def test_a_run_annealing_on_its_self_play_clock_keeps_the_clock_across_a_resume(
+        tmp_path: Path) -> None:
+    # A horizon shorter than one iteration's self-play: the floor from the first step on,
+    # also after a resume, whose trainer is handed the clock the checkpoint kept.
+    options = ("train.anneal_minutes=0.000001", "train.warmup_steps=0",
+               "train.learning_rate=0.01", "train.min_lr_fraction=0.1")
+    first = train_loop(_config(tmp_path / "run", "iterations=2", *options))
+    assert first["last"]["train/learning_rate"] == pytest.approx(0.001)
+    resumed = train_loop(_config(tmp_path / "run", "iterations=3", "resume=true", *options))
+    assert resumed["resumed_from_iteration"] == 2
+    assert resumed["last"]["train/learning_rate"] == pytest.approx(0.001)
+    plain = train_loop(_config(tmp_path / "plain", "iterations=1", *options[1:]))
+    assert plain["last"]["train/learning_rate"] > 0.009  # the step horizon: barely started
+
+
 def test_resume_without_checkpoint_starts_fresh(tmp_path: Path) -> None:
     summary = train_loop(_config(tmp_path / "run", "iterations=1", "resume=true"))
     assert summary["counters"]["iteration"] == 1

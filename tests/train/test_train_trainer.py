@@ -99,6 +99,21 @@ def test_learning_rate_schedules() -> None:
     assert learning_rate_at(12345, constant) == pytest.approx(0.3)
 
 
+def test_the_cosine_can_run_on_the_self_play_clock() -> None:
+    timed = TrainConfig(learning_rate=1.0, warmup_steps=10, min_lr_fraction=0.1,
+                        anneal_minutes=2.0)
+    assert learning_rate_at(0, timed, selfplay_seconds=600.0) == pytest.approx(0.1)  # warmup
+    assert learning_rate_at(50, timed, selfplay_seconds=0.0) == pytest.approx(1.0)
+    assert learning_rate_at(50, timed, selfplay_seconds=60.0) == pytest.approx(0.55)
+    assert learning_rate_at(50, timed, selfplay_seconds=120.0) == pytest.approx(0.1)
+    assert learning_rate_at(10**6, timed, selfplay_seconds=30.0) == pytest.approx(
+        learning_rate_at(11, timed, selfplay_seconds=30.0))  # the step no longer matters
+    with pytest.raises(ValueError, match="anneal_minutes"):
+        TrainConfig(anneal_minutes=-1)
+    with pytest.raises(ValueError, match="anneal_minutes sets the cosine"):
+        TrainConfig(anneal_minutes=5, lr_schedule="constant")
+
+
 def test_train_config_refuses_bad_values() -> None:
     with pytest.raises(ValueError, match="learning_rate"):
         TrainConfig(learning_rate=0)

@@ -205,7 +205,8 @@ class LearnerCore:
             self.window.set_track_shares(self.mix.shares_of(self.state.clock))
         learned = learner_iteration(self.trainer, self.window, self.config.train,
                                     self.generators["train"],
-                                    None if mixed else self.mix.tracks[0].rules().board)
+                                    None if mixed else self.mix.tracks[0].rules().board,
+                                    selfplay_seconds=self.state.clock.total_seconds)
         self.players.refresh()
         counters = self.state.counters
         stats = result.stats
