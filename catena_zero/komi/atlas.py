@@ -31,6 +31,7 @@ from catena_zero.data.atomic import atomic_write_text
 from catena_zero.komi.atlas_measure import double_balance, first_stones, komi_balance
 from catena_zero.komi.config import ATLAS_VARIANTS, AtlasConfig, SolveConfig
 from catena_zero.komi.exact import solve_exact
+from catena_zero.komi.intervals import score_of_margin
 from catena_zero.komi.strength import exact_miss_note, solver_check, strength_note
 from catena_zero.mcts import SearchConfig
 from catena_zero.mcts.solver import enum_value
@@ -171,19 +172,15 @@ def exact_fields(rules: Rules, report: dict) -> dict:
         closest = min(abs(v) for v in values.values()) if values else abs(margin)
         fair = sorted(name for name, value in values.items() if abs(value) == closest)
         sign = [values[name] for name in fair][:1] or [margin]
-        fields["exact"] = _score_of_margin(sign[0])
+        fields["exact"] = score_of_margin(sign[0])
         fields["exact_fair_stones"] = fair
         fields["exact_note"] = (f"fairest first stones {' '.join(fair)} leave Black "
                                 f"{sign[0]:+g}: the second player takes "
                                 f"{'Black' if sign[0] > 0 else 'White'}")
     else:
-        fields["exact"] = _score_of_margin(margin)
+        fields["exact"] = score_of_margin(margin)
         fields["exact_note"] = f"perfect play: Black {margin:+g}"
     return fields
-
-
-def _score_of_margin(margin: float) -> float:
-    return 1.0 if margin > 0 else 0.0 if margin < 0 else 0.5
 
 
 def contains(interval: list, value: float | None) -> bool:

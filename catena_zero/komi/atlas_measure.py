@@ -29,6 +29,7 @@ from catena_zero.komi.intervals import (
     mean_interval,
     monotone_scores,
     score_interval,
+    score_of_margin,
 )
 from catena_zero.komi.opening import opening_sweep, symmetry_orbits
 from catena_zero.komi.sweep import (
@@ -390,7 +391,7 @@ def first_stones(rules: Rules, agent, evaluate_fn, search_config: SearchConfig,
         closest = min(abs(value) for value in exact_values.values())
         margin = exact_values[names[best]]
         exactly_fairest = bool(abs(margin) == closest)
-        exact_after = 1.0 if margin > 0 else 0.0 if margin < 0 else 0.5
+        exact_after = score_of_margin(margin)
     played_any = played is not None or config.fair_stone_games > 0
     return {
         "method": ("first stones ranked by a search's value; Black's score after the fairest "

@@ -154,6 +154,11 @@ def mean_interval(values, z: float = Z_95) -> tuple[float, float, float]:
     return mean, mean - half_width, mean + half_width
 
 
+def score_of_margin(margin: float) -> float:
+    """Black's score (1 win, 0.5 draw, 0 loss) of a final margin from Black's view."""
+    return 1.0 if margin > 0 else 0.0 if margin < 0 else 0.5
+
+
 def score_interval(points, games, z: float = Z_95) -> tuple[float, float, float]:
     """(score, low, high): a score (wins + draws / 2 per game) and its Wilson interval."""
     if games <= 0:

@@ -59,7 +59,7 @@ class TrainConfig:
                 raise ValueError(f"TrainConfig.{name} must be a finite number > 0, got {value!r}")
         non_negative = (
             "weight_decay", "policy_weight", "value_weight", "score_weight",
-            "ownership_weight", "score_belief_weight", "grad_clip_norm",
+            "ownership_weight", "score_belief_weight", "grad_clip_norm", "anneal_minutes",
         )
         for name in non_negative:
             value = getattr(self, name)
@@ -67,10 +67,6 @@ class TrainConfig:
                 raise ValueError(f"TrainConfig.{name} must be a finite number >= 0, got {value!r}")
         if not isinstance(self.ema_decay, int | float) or not 0 <= self.ema_decay < 1:
             raise ValueError(f"TrainConfig.ema_decay must be in [0, 1), got {self.ema_decay!r}")
-        if (not isinstance(self.anneal_minutes, int | float)
-                or not math.isfinite(self.anneal_minutes) or self.anneal_minutes < 0):
-            raise ValueError(f"TrainConfig.anneal_minutes must be a finite number >= 0, got "
-                             f"{self.anneal_minutes!r}")
         if self.anneal_minutes and self.lr_schedule != "cosine":
             raise ValueError(f"TrainConfig.anneal_minutes sets the cosine's horizon; "
                              f"lr_schedule is {self.lr_schedule!r}")
