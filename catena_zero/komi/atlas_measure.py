@@ -154,11 +154,13 @@ def adaptive_sweep(rules: Rules, agent, config: AtlasConfig,
 def narrowing_stage(rules: Rules, agent, config: AtlasConfig, table: SweepTable,
                     stages: list[dict]) -> tuple[SweepTable, list[dict]]:
     """Spend games where the result is still uncertain until the bracket is at most
-    `target_width` wide or the sweep holds `max_games` games: each round gives
-    `bracket_games` more games to the komi one step inside each end of the bracket (toward
-    the crossing), the komi that would narrow it next by clearing one half. An end still
-    open, or a step that would reach the crossing, gets none; the stage ends when no komi
-    is left to play."""
+    `target_width` wide or the sweep holds `max_games` games. Each round gives
+    `bracket_games` more games to one komi at each end of the bracket: at a closed end the
+    komi one step inside it (toward the crossing), the one that would narrow it next by
+    clearing one half; at an open end the swept komi on that side of the crossing likeliest
+    to close it (`closing_komi`), since a flat score curve leaves both ends open after the
+    outward walk, and only more games there can close them. A step that would reach the
+    crossing gets none; the stage ends when no komi is left to play."""
     if config.target_width <= 0:
         return table, stages
     for round_index in range(1, 1000):
@@ -167,11 +169,15 @@ def narrowing_stage(rules: Rules, agent, config: AtlasConfig, table: SweepTable,
             break
         left, right = crossing_neighbours(table)
         wanted = []
-        if math.isfinite(low) and low + 1 <= left:
+        if not math.isfinite(low):
+            wanted.append(closing_komi(table, left, "black"))
+        elif low + 1 <= left:
             wanted.append(int(low) + 1)
-        if math.isfinite(high) and high - 1 >= right:
+        if not math.isfinite(high):
+            wanted.append(closing_komi(table, right, "white"))
+        elif high - 1 >= right:
             wanted.append(int(high) - 1)
-        wanted = sorted(set(wanted))
+        wanted = sorted({komi for komi in wanted if komi is not None})
         if not wanted:
             break
         table = combine_tables(table, sweep_komi(rules, agent, wanted, config.bracket_games,
@@ -179,6 +185,27 @@ def narrowing_stage(rules: Rules, agent, config: AtlasConfig, table: SweepTable,
         stages.append({"stage": f"narrow {round_index}", "komi": wanted,
                        "games_per_komi": config.bracket_games})
     return table, stages
+
+
+def closing_komi(table: SweepTable, neighbour: int, side: str) -> int | None:
+    """The swept komi that may close an open end of the bracket: on Black's side (komi up
+    to the crossing's left neighbour) the one where Black scores most, on White's side (from
+    the right neighbour on) the one where Black scores least; ties go to the komi nearest the
+    crossing, which gives the tighter end. None when even that komi's result already lies
+    significantly the other way (Black wins at komi 15 when the fair komi is above the range):
+    more games there cannot close the end."""
+    komi = table.komi
+    if side == "black":
+        candidates = [int(i) for i in np.flatnonzero(komi <= neighbour)]
+        best = max(candidates, key=lambda i: (table.black_score[i], komi[i]), default=None)
+        hopeless = best is not None and table.wilson_high[best] < 0.5
+    else:
+        candidates = [int(i) for i in np.flatnonzero(komi >= neighbour)]
+        best = min(candidates, key=lambda i: (table.black_score[i], komi[i]), default=None)
+        hopeless = best is not None and table.wilson_low[best] > 0.5
+    if best is None or hopeless:
+        return None
+    return int(komi[best])
 
 
 BRACKET_OFFSETS = (0, 1, 2, 4, 8)  # steps outward from the crossing, in komi units

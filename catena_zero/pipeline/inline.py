@@ -106,7 +106,8 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
                 window.set_track_shares(mix.shares_of(state.clock))
             learned = learner_iteration(trainer, window, config.train, generators["train"],
                                         None if config.mix.is_mixed else engine.rules.board,
-                                        selfplay_seconds=state.clock.total_seconds)
+                                        selfplay_seconds=state.clock.total_seconds,
+                                        new_positions=played.stats.positions)
             players.refresh()
             stats = played.stats
             state.counters = dataclasses.replace(

@@ -217,11 +217,25 @@ def save_sample_games(games_dir: Path, games: list[SampleGame], rules: Rules, it
     return paths
 
 
+def training_steps(config: TrainConfig, new_positions: int, rng: np.random.Generator) -> int:
+    """Optimiser steps of one iteration: `config.steps_per_iteration`, or with
+    `config.samples_per_position` r > 0, `new_positions` x r / batch_size rounded down or up
+    with the probability of its fraction, so that the run trains r samples per recorded
+    position on average on every track (a side-10 iteration records ten times the positions
+    of a side-4 one). The draw comes from the train generator, so a resumed run repeats it."""
+    if config.samples_per_position <= 0:
+        return config.steps_per_iteration
+    expected = max(int(new_positions), 0) * config.samples_per_position / config.batch_size
+    whole = math.floor(expected)
+    return whole + int(rng.random() < expected - whole)
+
+
 def learner_iteration(trainer: Trainer, window: ReplayWindow, config: TrainConfig,
                       rng: np.random.Generator, board=None,
-                      selfplay_seconds: float = 0.0) -> LearnerResult:
-    """Refresh the replay window and take `steps_per_iteration` optimiser steps on it, at
-    the learning rate of the run's self-play clock `selfplay_seconds` (train.anneal_minutes).
+                      selfplay_seconds: float = 0.0, new_positions: int = 0) -> LearnerResult:
+    """Refresh the replay window and take `training_steps` optimiser steps on it (the
+    iteration brought `new_positions` recorded positions), at the learning rate of the run's
+    self-play clock `selfplay_seconds` (train.anneal_minutes).
 
     With `config.augment_symmetries`, every minibatch sample is shown under a random symmetry
     of its board, drawn anew each time it is drawn (`board`, or each sample's own side's
@@ -231,7 +245,10 @@ def learner_iteration(trainer: Trainer, window: ReplayWindow, config: TrainConfi
     window.refresh()
     if window.num_samples < max(config.min_window_samples, 1):
         return LearnerResult(trainer.step, None, window.num_samples)
-    batches = window.batches(config.steps_per_iteration, config.batch_size, rng)
+    steps = training_steps(config, new_positions, rng)
+    if steps == 0:
+        return LearnerResult(trainer.step, None, window.num_samples)
+    batches = window.batches(steps, config.batch_size, rng)
     if config.augment_symmetries:
         batches = (random_symmetries(batch, board, rng) for batch in batches)
     metrics = trainer.train_steps(batches)

@@ -24,6 +24,9 @@ class TrainConfig:
     adam_beta2: float = 0.999  # AdamW second-moment decay
     batch_size: int = 256  # samples per optimiser step
     steps_per_iteration: int = 100  # optimiser steps between two self-play phases
+    samples_per_position: float = 0.0  # > 0: instead, steps = the iteration's new positions
+    #   x this / batch_size (rounded up or down at random, exact on average): every track's
+    #   positions are reused alike, whatever its games' length
     lr_schedule: str = "cosine"  # "constant", "cosine" (down to min_lr_fraction) or "step"
     warmup_steps: int = 200  # linear warmup from 0 over this many steps
     total_steps: int = 100_000  # horizon of the cosine schedule (constant at the floor after)
@@ -60,6 +63,7 @@ class TrainConfig:
         non_negative = (
             "weight_decay", "policy_weight", "value_weight", "score_weight",
             "ownership_weight", "score_belief_weight", "grad_clip_norm", "anneal_minutes",
+            "samples_per_position",
         )
         for name in non_negative:
             value = getattr(self, name)

@@ -3,6 +3,8 @@ atlas reports a track whose model is too weak for its estimate to stand."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from catena_zero.arena.agents import RandomAgent
@@ -187,6 +189,40 @@ def test_the_narrowing_stage_closes_in_on_the_crossing(monkeypatch):
     assert any(stage["stage"].startswith("narrow") for stage in stages)
     low, high = bracket_interval(after.komi, after.black_score * after.games, after.games)
     assert low <= 6.3 <= high
+
+
+def test_the_narrowing_stage_closes_open_ends_of_a_flat_curve(monkeypatch):
+    from catena_zero.komi.atlas_measure import adaptive_sweep
+    from catena_zero.komi.intervals import bracket_interval
+
+    def bracket(table):
+        return bracket_interval(table.komi, table.black_score * table.games, table.games)
+
+    # Black scores 0.68 at komi 0 and 0.32 at komi 15: 8 games a komi seldom clear
+    fake_sweeps(monkeypatch, fair=7.5, slope=0.1)
+    rules = Rules(side=6)
+    before, _ = adaptive_sweep(rules, None, AtlasConfig(**CHEAP))
+    assert bracket(before)[0] == -math.inf  # the outward walk left Black's end open
+    after, stages = adaptive_sweep(rules, None, AtlasConfig(
+        **CHEAP | {"target_width": 8.0, "max_games": 20000}))
+    low, high = bracket(after)
+    assert math.isfinite(low) and math.isfinite(high) and low <= 7.5 <= high
+    assert high - low <= 8.0
+    first = next(stage for stage in stages if stage["stage"] == "narrow 1")
+    assert min(first["komi"]) < 7.5  # the open end got games
+
+
+def test_the_narrowing_stage_leaves_an_end_that_cannot_close(monkeypatch):
+    from catena_zero.komi.atlas_measure import adaptive_sweep
+    from catena_zero.komi.intervals import bracket_interval
+
+    calls = fake_sweeps(monkeypatch, fair=40.0, slope=1.0)  # Black wins at every komi
+    config = AtlasConfig(**CHEAP | {"target_width": 2.0, "max_games": 20000})
+    table, stages = adaptive_sweep(Rules(side=6), None, config)
+    low, high = bracket_interval(table.komi, table.black_score * table.games, table.games)
+    assert low == 15 and high == math.inf
+    assert not any(stage["stage"].startswith("narrow") for stage in stages)
+    assert table.games.sum() < 200 and calls
 
 
 def test_the_narrowing_stage_stops_at_its_budget(monkeypatch):

@@ -20,10 +20,21 @@ from catena_zero.data import ReplayWindow, list_shards, read_shard
 from catena_zero.mcts import Evaluation
 from catena_zero.pipeline.inline import train_loop
 from catena_zero.pipeline.messages import LoopState
-from catena_zero.pipeline.steps import build_fresh_network, learner_iteration, refresh_fair_komi
+from catena_zero.pipeline.steps import (
+    build_fresh_network,
+    learner_iteration,
+    refresh_fair_komi,
+    training_steps,
+)
 from catena_zero.rules import Engine, Rules
 from catena_zero.selfplay.config import SelfPlayConfig
-from catena_zero.train import Trainer, latest_checkpoint, list_checkpoints, load_checkpoint
+from catena_zero.train import (
+    TrainConfig,
+    Trainer,
+    latest_checkpoint,
+    list_checkpoints,
+    load_checkpoint,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 torch.set_num_threads(1)
@@ -100,6 +111,32 @@ def test_a_run_annealing_on_its_self_play_clock_keeps_the_clock_across_a_resume(
     assert resumed["last"]["train/learning_rate"] == pytest.approx(0.001)
     plain = train_loop(_config(tmp_path / "plain", "iterations=1", *options[1:]))
     assert plain["last"]["train/learning_rate"] > 0.009  # the step horizon: barely started
+
+
+def test_training_steps_follow_the_new_positions_when_asked() -> None:
+    rng = np.random.default_rng(0)
+    fixed = TrainConfig(batch_size=64, steps_per_iteration=7)
+    assert [training_steps(fixed, positions, rng) for positions in (0, 10, 10**6)] == [7] * 3
+    reused = TrainConfig(batch_size=64, samples_per_position=4.0)
+    assert training_steps(reused, 320, rng) == 20  # 320 x 4 / 64, whole: no draw matters
+    assert training_steps(reused, 0, rng) == 0
+    draws = [training_steps(reused, 100, rng) for _ in range(4000)]  # 6.25 steps expected
+    assert set(draws) == {6, 7}
+    assert np.mean(draws) == pytest.approx(6.25, abs=0.03)
+    again = [training_steps(reused, 100, np.random.default_rng(5)) for _ in range(3)]
+    assert len(set(again)) == 1  # the train generator decides: a resumed run repeats it
+
+
+def test_a_run_reusing_positions_trains_in_proportion_to_what_it_recorded(
+        tmp_path: Path) -> None:
+    options = ("iterations=1", "train.samples_per_position=3", "train.batch_size=16",
+               "train.min_window_samples=1")
+    summary = train_loop(_config(tmp_path / "run", *options))
+    counters = summary["counters"]
+    expected = counters["positions"] * 3 / 16
+    assert counters["positions"] > 16
+    assert int(expected) <= counters["step"] <= int(expected) + 1
+    assert summary["last"]["train/steps"] == counters["step"]
 
 
 def test_resume_without_checkpoint_starts_fresh(tmp_path: Path) -> None:

@@ -121,6 +121,9 @@ def test_train_config_refuses_bad_values() -> None:
         TrainConfig(lr_schedule="linear")
     with pytest.raises(ValueError, match="batch_size"):
         TrainConfig(batch_size=0)
+    for bad in (-0.5, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="samples_per_position"):
+            TrainConfig(samples_per_position=bad)
     with pytest.raises(ValueError, match="step_milestones"):
         TrainConfig(step_milestones=[5, 2])
     with pytest.raises(ValueError, match="unknown TrainConfig"):

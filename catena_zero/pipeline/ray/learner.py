@@ -112,7 +112,7 @@ def requeue_unsaved_shards(run_dir: Path, iteration: int) -> list[Path]:
 class LearnerCore:
     """Trains on shards handed over by the self-play workers; resumes from the newest checkpoint.
 
-    `consume(result)` adopts the result's shard, takes `train.steps_per_iteration` optimiser
+    `consume(result)` adopts the result's shard, takes `training_steps` optimiser
     steps on the replay window, logs, and checkpoints every `loop.checkpoint_every` shards.
     """
 
@@ -206,7 +206,8 @@ class LearnerCore:
         learned = learner_iteration(self.trainer, self.window, self.config.train,
                                     self.generators["train"],
                                     None if mixed else self.mix.tracks[0].rules().board,
-                                    selfplay_seconds=self.state.clock.total_seconds)
+                                    selfplay_seconds=self.state.clock.total_seconds,
+                                    new_positions=result.stats.positions)
         self.players.refresh()
         counters = self.state.counters
         stats = result.stats
