@@ -12,7 +12,9 @@ file:
   model's Elo per track against one common reference player), so a model bundled for a few
   tracks plays exactly those where it is the strongest;
 - on a track no bundled model is rated on: the size-general `general.pt` when installed
-  (it plays every side), else the per-side champion `side<N>.pt` of the side.
+  (it plays every side), else the per-side champion `side<N>.pt` of the side; a bundled file
+  of any other name plays only where it is rated best (an earlier model kept for the tracks
+  where it still is the strongest).
 
 Models are loaded on first use and kept. `get(rules)` picks by track; `get(side)` means the
 side's komi/standard track.
@@ -112,10 +114,15 @@ class ModelLibrary:
         return self.directory if self.directory is not None else BUNDLED_DIRECTORY
 
     def available(self) -> list[str]:
-        """The bundled model files present (general.pt and side<N>.pt names, sorted)."""
+        """The bundled model files present, sorted: general.pt, side<N>.pt and any other
+        `.pt` file, which plays only the tracks the ratings table rates it best on (a model
+        kept for a few tracks where it is still the strongest). Hidden files (a write in
+        progress) are not models."""
         directory = self.bundled_directory()
-        names = [GENERAL_MODEL_NAME] + [f"side{side}.pt" for side in ALL_SIDES]
-        return [name for name in names if (directory / name).is_file()]
+        if not directory.is_dir():
+            return []
+        return sorted(path.name for path in directory.glob("*.pt")
+                      if path.is_file() and not path.name.startswith("."))
 
     def ratings(self) -> BundledRatings | None:
         """The bundled ratings table (None when there is none; a damaged one is an error

@@ -70,6 +70,21 @@ def test_without_ratings_general_plays_everything_and_side_files_their_side(tmp_
     assert both.get(3) is both.get(9)
 
 
+def test_a_model_of_any_name_plays_only_where_it_is_rated_best(tmp_path) -> None:
+    library = _library(tmp_path, {"general.pt": "general", "general-old.pt": "general"},
+                       {"general.pt": {"6/komi/standard": 500.0, "4/komi/longest": 100.0},
+                        "general-old.pt": {"6/komi/standard": 300.0, "4/komi/longest": 200.0,
+                                           "5/komi/standard": -50.0}})
+    (tmp_path / ".general.pt.tmp.pt").write_bytes(b"partial")  # a write in progress
+    assert library.available() == ["general-old.pt", "general.pt"]
+    assert library.choice(Rules(6)) == "general.pt"
+    assert library.choice(Rules(4, "komi", "longest")) == "general-old.pt"
+    assert library.choice(Rules(5)) == "general-old.pt"  # the only rating there
+    assert library.choice(Rules(9)) == "general.pt"  # rated by none: the general model
+    assert library.get(Rules(4, "komi", "longest")).path.name == "general-old.pt"
+    assert ModelLibrary(directory=tmp_path / "missing").available() == []
+
+
 def test_a_fixed_model_plays_every_track_whatever_the_table(tmp_path) -> None:
     _library(tmp_path, {"side3.pt": "3"}, {"side3.pt": {"3/komi/standard": 900.0}})
     library = ModelLibrary(tiny_model_file(4, program=False), directory=tmp_path)
