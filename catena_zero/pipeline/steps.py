@@ -221,8 +221,9 @@ def training_steps(config: TrainConfig, new_positions: int, rng: np.random.Gener
     """Optimiser steps of one iteration: `config.steps_per_iteration`, or with
     `config.samples_per_position` r > 0, `new_positions` x r / batch_size rounded down or up
     with the probability of its fraction, so that the run trains r samples per recorded
-    position on average on every track (a side-10 iteration records ten times the positions
-    of a side-4 one). The draw comes from the train generator, so a resumed run repeats it."""
+    position on average whichever tracks it plays (a side-10 iteration records about six
+    times the positions of a side-4 one, and a fixed count gives both the same steps). The
+    draw comes from the train generator, so a resumed run repeats it."""
     if config.samples_per_position <= 0:
         return config.steps_per_iteration
     expected = max(int(new_positions), 0) * config.samples_per_position / config.batch_size

@@ -25,8 +25,8 @@ class TrainConfig:
     batch_size: int = 256  # samples per optimiser step
     steps_per_iteration: int = 100  # optimiser steps between two self-play phases
     samples_per_position: float = 0.0  # > 0: instead, steps = the iteration's new positions
-    #   x this / batch_size (rounded up or down at random, exact on average): every track's
-    #   positions are reused alike, whatever its games' length
+    #   x this / batch_size (rounded up or down at random, exact on average): the run trains
+    #   this many samples per recorded position, whichever tracks it plays
     lr_schedule: str = "cosine"  # "constant", "cosine" (down to min_lr_fraction) or "step"
     warmup_steps: int = 200  # linear warmup from 0 over this many steps
     total_steps: int = 100_000  # horizon of the cosine schedule (constant at the floor after)
