@@ -49,6 +49,20 @@ OPTIONS = ("float32", "bfloat16", "float32+compile", "bfloat16+compile", "int8-d
 Forward = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, ...]]
 
 
+RECOMPILE_LIMIT = 256  # compiled graphs kept per function: options x batch sizes x breaks
+
+
+def allow_recompiles() -> None:
+    """Let dynamo keep a compiled graph for every (option, batch size): the options share
+    the net's code, and past dynamo's default limit (8 per function) the later ones would
+    silently run eager, with guard checks on top, and measure nothing of compile."""
+    for name in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit",
+                 "accumulated_cache_size_limit"):
+        if hasattr(torch._dynamo.config, name):
+            setattr(torch._dynamo.config, name, max(getattr(torch._dynamo.config, name),
+                                                    RECOMPILE_LIMIT))
+
+
 def build_option(net: nn.Module, option: str) -> tuple[Forward, torch.dtype, float]:
     """(forward(planes, globals) -> (policy logits, value logits), the planes' dtype, the
     seconds spent building it); the net is copied, never changed."""
@@ -64,6 +78,8 @@ def build_option(net: nn.Module, option: str) -> tuple[Forward, torch.dtype, flo
         with warnings.catch_warnings():  # torch.ao.quantization's deprecation notice
             warnings.simplefilter("ignore")
             base = torch.ao.quantization.quantize_dynamic(base, {nn.Linear}, dtype=torch.qint8)
+    if option.endswith("+compile"):
+        allow_recompiles()
     module = torch.compile(base, dynamic=False) if option.endswith("+compile") else base
 
     def forward(planes: torch.Tensor, globals_: torch.Tensor) -> tuple[torch.Tensor, ...]:
