@@ -55,6 +55,20 @@ def sweep_row(sweep: dict, komi: float | None) -> dict:
     return row
 
 
+def measured_with(record: dict) -> str:
+    """"general.pt, 32 simulations" (and the weaker check's, "and 8"): the model file and the
+    search of a record; "-" where the record names neither."""
+    name = (record.get("model") or {}).get("name")
+    simulations = ((record.get("settings") or {}).get("atlas") or {}).get("simulations")
+    if name is None and simulations is None:
+        return "-"
+    weaker = (record.get("weaker") or {}).get("simulations")
+    search = ""
+    if simulations is not None:
+        search = f", {simulations}{f' and {weaker}' if weaker else ''} simulations"
+    return f"{name or 'unnamed model'}{search}"
+
+
 def designer_summary(document: dict) -> str:
     """The page as Markdown (module docstring)."""
     lines = [
@@ -68,11 +82,13 @@ def designer_summary(document: dict) -> str:
         "not bracketed inside the range 0..15). *Half point*: the share of games decided by "
         "exactly half a point (the button's) at the swept komi nearest the fair one. "
         "*Moves*: mean moves a game there. *Komi 0*: Black's score and mean margin without "
-        "komi, the first player's edge.",
+        "komi, the first player's edge. *Measured with*: the model file and its search "
+        "simulations a move (an atlas re-measures the tracks whose model or settings "
+        "changed, so rows can come from different models).",
         "",
         "| side | fair komi | interval | exact | half point | moves | komi 0: Black's score "
-        "| komi 0: Black's margin | note |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| komi 0: Black's margin | measured with | note |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     records = [record for record in document.get("records", {}).values()
                if record.get("game_type") == "komi" and record.get("scoring") == "standard"]
@@ -96,6 +112,6 @@ def designer_summary(document: dict) -> str:
             _number(record.get("exact")),
             "-" if half is None else f"{100 * half:.0f}% (komi {row['komi']})",
             _number(row["moves"], 0), _number(row["black_at_0"], 2),
-            _number(row["margin_at_0"]), "; ".join(notes) or "-",
+            _number(row["margin_at_0"]), measured_with(record), "; ".join(notes) or "-",
         ]) + " |")
     return "\n".join(lines) + "\n"

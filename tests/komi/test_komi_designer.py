@@ -36,8 +36,22 @@ def test_the_page_has_one_row_per_side_with_its_notes():
     rows = [line for line in page.splitlines() if line.startswith("| ") and line[2].isdigit()]
     assert len(rows) == 2 and rows[0].startswith("| 4 |") and rows[1].startswith("| 6 |")
     assert "| 4 | above the range | [15, open] |" in rows[0]
-    assert "| 6 | 5.4 | [4, 7] | - | 50% (komi 6) | 81 | 0.8 | 6.5 |" in rows[1]
+    assert "| 6 | 5.4 | [4, 7] | - | 50% (komi 6) | 81 | 0.8 | 6.5 | - |" in rows[1]
     assert "still moving with search strength" in rows[1]
+
+
+def test_each_row_names_the_model_and_search_that_measured_it():
+    from catena_zero.komi.designer import measured_with
+
+    record = {**RECORD, "model": {"name": "general.pt", "sha256": "ab" * 32},
+              "settings": {"atlas": {"simulations": 32}}, "weaker": {"simulations": 8}}
+    assert measured_with(record) == "general.pt, 32 and 8 simulations"
+    assert measured_with({**record, "weaker": None}) == "general.pt, 32 simulations"
+    assert measured_with({"settings": {"atlas": {"simulations": 8}}}) == \
+        "unnamed model, 8 simulations"
+    assert measured_with(RECORD) == "-"
+    page = designer_summary({"records": {"a": record}})
+    assert "| general.pt, 32 and 8 simulations | still moving with search strength |" in page
 
 
 def test_the_sweep_counts_half_point_games_and_moves():
