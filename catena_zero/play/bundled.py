@@ -114,15 +114,17 @@ class ModelLibrary:
         return self.directory if self.directory is not None else BUNDLED_DIRECTORY
 
     def available(self) -> list[str]:
-        """The bundled model files present, sorted: general.pt, side<N>.pt and any other
-        `.pt` file, which plays only the tracks the ratings table rates it best on (a model
-        kept for a few tracks where it is still the strongest). Hidden files (a write in
-        progress) are not models."""
+        """The bundled model files present: general.pt, side<N>.pt by side, then any other
+        `.pt` file by name, which plays only the tracks the ratings table rates it strictly
+        best on (a model kept for a few tracks where it is still the strongest; a tie goes
+        to the file listed first). Hidden files (a write in progress) are not models."""
         directory = self.bundled_directory()
         if not directory.is_dir():
             return []
-        return sorted(path.name for path in directory.glob("*.pt")
-                      if path.is_file() and not path.name.startswith("."))
+        present = {path.name for path in directory.glob("*.pt")
+                   if path.is_file() and not path.name.startswith(".")}
+        first = [GENERAL_MODEL_NAME] + [f"side{side}.pt" for side in ALL_SIDES]
+        return [name for name in first if name in present] + sorted(present - set(first))
 
     def ratings(self) -> BundledRatings | None:
         """The bundled ratings table (None when there is none; a damaged one is an error

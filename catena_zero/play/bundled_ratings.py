@@ -129,6 +129,9 @@ def parse_bundled_ratings(document, refuse=ModelFileError) -> BundledRatings:
     return BundledRatings(reference=reference, models=parsed)
 
 
+ELO_DECIMALS = 2  # recorded Elos are rounded to this many decimals
+
+
 def record_ratings(table_path: str | os.PathLike, model_name: str, reference: str,
                    elos: dict) -> BundledRatings:
     """Add or replace `model_name`'s Elos (track -> Elo) in the table at `table_path`
@@ -141,6 +144,10 @@ def record_ratings(table_path: str | os.PathLike, model_name: str, reference: st
     document = json.loads(table.to_json())
     document["models"][model_name] = {str(Track.parse(track)): float(elo)
                                       for track, elo in elos.items()}
+    # Kept to 0.01 Elo (200 games measure a rating to tens of Elo): two files with the same
+    # result on a track then tie exactly, whichever way each Elo was computed.
+    document["models"] = {name: {track: round(elo, ELO_DECIMALS) for track, elo in rated.items()}
+                          for name, rated in document["models"].items()}
     table = parse_bundled_ratings(document)
     atomic_write_text(table_path, table.to_json())
     return table

@@ -72,11 +72,14 @@ def test_without_ratings_general_plays_everything_and_side_files_their_side(tmp_
 
 def test_a_model_of_any_name_plays_only_where_it_is_rated_best(tmp_path) -> None:
     library = _library(tmp_path, {"general.pt": "general", "general-old.pt": "general"},
-                       {"general.pt": {"6/komi/standard": 500.0, "4/komi/longest": 100.0},
+                       {"general.pt": {"6/komi/standard": 500.0, "4/komi/longest": 100.0,
+                                       "7/komi/standard": 250.0},
                         "general-old.pt": {"6/komi/standard": 300.0, "4/komi/longest": 200.0,
-                                           "5/komi/standard": -50.0}})
+                                           "5/komi/standard": -50.0,
+                                           "7/komi/standard": 250.0}})
     (tmp_path / ".general.pt.tmp.pt").write_bytes(b"partial")  # a write in progress
-    assert library.available() == ["general-old.pt", "general.pt"]
+    assert library.available() == ["general.pt", "general-old.pt"]
+    assert library.choice(Rules(7)) == "general.pt"  # a tie: the general model
     assert library.choice(Rules(6)) == "general.pt"
     assert library.choice(Rules(4, "komi", "longest")) == "general-old.pt"
     assert library.choice(Rules(5)) == "general-old.pt"  # the only rating there
@@ -162,6 +165,16 @@ def test_a_fifo_table_is_refused_without_blocking(tmp_path) -> None:
     os.mkfifo(tmp_path / RATINGS_NAME)
     with pytest.raises(ModelFileError, match="FIFO"):
         read_bundled_ratings(tmp_path / RATINGS_NAME)
+
+
+def test_equal_results_tie_exactly_and_the_general_model_keeps_the_track(tmp_path) -> None:
+    # 0.975 from a score and 195/200 from a count differ in the last bits of their Elo
+    library = _library(tmp_path, {"general.pt": "general", "general-old.pt": "general"},
+                       {"general-old.pt": {"6/komi/longest": 620.3136288950565},
+                        "general.pt": {"6/komi/longest": 620.3136288950558}})
+    table = library.ratings()
+    assert table.models["general.pt"] == table.models["general-old.pt"]
+    assert library.choice(Rules(6, "komi", "longest")) == "general.pt"
 
 
 def test_elos_against_another_reference_are_refused(tmp_path) -> None:
