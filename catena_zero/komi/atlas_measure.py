@@ -24,6 +24,8 @@ from catena_zero.arena.stats import wilson_interval
 from catena_zero.komi.config import AtlasConfig
 from catena_zero.komi.fair import estimate_fair_komi
 from catena_zero.komi.intervals import (
+    HALF,
+    Z_95,
     bracket_interval,
     estimate_crossing,
     mean_interval,
@@ -153,14 +155,15 @@ def adaptive_sweep(rules: Rules, agent, config: AtlasConfig,
 
 def narrowing_stage(rules: Rules, agent, config: AtlasConfig, table: SweepTable,
                     stages: list[dict]) -> tuple[SweepTable, list[dict]]:
-    """Spend games where the result is still uncertain until the bracket is at most
+    """Spend games where they narrow the bracket soonest, until it is at most
     `target_width` wide or the sweep holds `max_games` games. Each round gives
-    `bracket_games` more games to one komi at each end of the bracket: at a closed end the
-    komi one step inside it (toward the crossing), the one that would narrow it next by
-    clearing one half; at an open end the swept komi on that side of the crossing likeliest
-    to close it (`closing_komi`), since a flat score curve leaves both ends open after the
-    outward walk, and only more games there can close them. A step that would reach the
-    crossing gets none; the stage ends when no komi is left to play."""
+    `bracket_games` more games to one komi on each side of the crossing (`narrowing_komi`):
+    the swept komi strictly inside the bracket on that side whose score, with the fewest
+    more games, would clear one half and so become the bracket's new end. That is rarely
+    the komi next to the crossing, where Black's score is nearest one half (hundreds of
+    games), and an open end (a flat curve) is closed the same way. A side with no such komi
+    gets the komi one step inside a closed end, else nothing; the stage ends when no komi
+    is left to play."""
     if config.target_width <= 0:
         return table, stages
     for round_index in range(1, 1000):
@@ -168,18 +171,11 @@ def narrowing_stage(rules: Rules, agent, config: AtlasConfig, table: SweepTable,
         if high - low <= config.target_width or int(table.games.sum()) >= config.max_games:
             break
         left, right = crossing_neighbours(table)
-        wanted = []
-        if not math.isfinite(low):
-            wanted.append(closing_komi(table, left, "black"))
-        elif low + 1 <= left:
-            wanted.append(int(low) + 1)
-        if not math.isfinite(high):
-            wanted.append(closing_komi(table, right, "white"))
-        elif high - 1 >= right:
-            wanted.append(int(high) - 1)
-        wanted = sorted({komi for komi in wanted if komi is not None})
+        wanted = {narrowing_komi(table, low, left, "black"),
+                  narrowing_komi(table, high, right, "white")} - {None}
         if not wanted:
             break
+        wanted = sorted(wanted)
         table = combine_tables(table, sweep_komi(rules, agent, wanted, config.bracket_games,
                                                  config.seed + 500 + round_index))
         stages.append({"stage": f"narrow {round_index}", "komi": wanted,
@@ -187,25 +183,40 @@ def narrowing_stage(rules: Rules, agent, config: AtlasConfig, table: SweepTable,
     return table, stages
 
 
-def closing_komi(table: SweepTable, neighbour: int, side: str) -> int | None:
-    """The swept komi that may close an open end of the bracket: on Black's side (komi up
-    to the crossing's left neighbour) the one where Black scores most, on White's side (from
-    the right neighbour on) the one where Black scores least; ties go to the komi nearest the
-    crossing, which gives the tighter end. None when even that komi's result already lies
-    significantly the other way (Black wins at komi 15 when the fair komi is above the range):
-    more games there cannot close the end."""
-    komi = table.komi
+def games_to_clear(score: float, games: float, z: float = Z_95) -> float:
+    """About how many more games a komi needs before its 95% interval clears one half, if
+    Black's score there stays what it is (normal approximation: z^2 p (1 - p) / (p - 1/2)^2
+    games in all); infinite at exactly one half."""
+    gap = abs(score - HALF)
+    if gap == 0:
+        return math.inf
+    return max(z * z * score * (1.0 - score) / (gap * gap) - games, 0.0)
+
+
+def narrowing_komi(table: SweepTable, end: float, neighbour: int, side: str) -> int | None:
+    """The komi that narrows Black's (side "black": komi from the bracket's low `end` up to
+    the crossing's left `neighbour`) or White's end of the bracket soonest: among the swept
+    komi strictly inside the bracket on that side whose score lies on that side of one half,
+    the one with the fewest `games_to_clear` (ties: the one nearer the crossing, the tighter
+    end). Without one, the komi one step inside a closed end, if it is not past the
+    crossing's neighbour (more games may move a score at one half); else None (an end that
+    cannot close: Black wins significantly at komi 15 when the fair komi is above the
+    range)."""
+    komi, score = table.komi, table.black_score
     if side == "black":
-        candidates = [int(i) for i in np.flatnonzero(komi <= neighbour)]
-        best = max(candidates, key=lambda i: (table.black_score[i], komi[i]), default=None)
-        hopeless = best is not None and table.wilson_high[best] < 0.5
+        inside = np.flatnonzero((komi > end) & (komi <= neighbour) & (score > HALF))
+        step, nearer = end + 1, 1
     else:
-        candidates = [int(i) for i in np.flatnonzero(komi >= neighbour)]
-        best = min(candidates, key=lambda i: (table.black_score[i], komi[i]), default=None)
-        hopeless = best is not None and table.wilson_low[best] > 0.5
-    if best is None or hopeless:
-        return None
-    return int(komi[best])
+        inside = np.flatnonzero((komi < end) & (komi >= neighbour) & (score < HALF))
+        step, nearer = end - 1, -1
+    if inside.size:
+        best = min(inside, key=lambda i: (games_to_clear(score[i], table.games[i]),
+                                          -nearer * komi[i]))
+        return int(komi[best])
+    short = step <= neighbour if side == "black" else step >= neighbour
+    if math.isfinite(end) and short:
+        return int(step)
+    return None
 
 
 BRACKET_OFFSETS = (0, 1, 2, 4, 8)  # steps outward from the crossing, in komi units

@@ -225,6 +225,51 @@ def test_the_narrowing_stage_leaves_an_end_that_cannot_close(monkeypatch):
     assert table.games.sum() < 200 and calls
 
 
+def literal_table(komi, games, black_score):
+    import numpy as np
+
+    from catena_zero.arena.stats import wilson_interval
+    from catena_zero.komi.sweep import SweepTable
+
+    komi, games = np.asarray(komi), np.asarray(games)
+    wins = np.round(np.asarray(black_score) * games)
+    low, high = wilson_interval(wins.astype(float), games)
+    return SweepTable(komi, games, wins, np.zeros(komi.size, int), wins / games, low, high,
+                      np.zeros(komi.size), np.zeros(komi.size), np.full(komi.size, 20.0))
+
+
+def test_games_go_to_the_komi_that_clears_one_half_soonest():
+    """A side-4 sweep of a trained model, midway: komi 12 sits at 0.46 after 300 games and
+    needs hundreds more to clear one half (the komi one step inside the bracket, which the
+    games used to go to); komi 11 (0.33 after 24 games) and 10 (0.625 after 24) are a few
+    dozen games from closing the bracket to [10, 11]."""
+    from catena_zero.komi.atlas_measure import (
+        crossing_neighbours,
+        games_to_clear,
+        narrowing_komi,
+    )
+    from catena_zero.komi.intervals import bracket_interval
+
+    table = literal_table(range(5, 16), [12, 108, 84, 24, 36, 24, 24, 300, 64, 24, 12],
+                          [0.8333, 0.6111, 0.631, 0.7083, 0.5556, 0.625, 0.3333, 0.46,
+                           0.3438, 0.2917, 0.3333])
+    low, high = bracket_interval(table.komi, table.black_score * table.games, table.games)
+    left, right = crossing_neighbours(table)
+    assert (low, high) == (8, 13) and (left, right) == (10, 11)
+    assert narrowing_komi(table, low, left, "black") == 10
+    assert narrowing_komi(table, high, right, "white") == 11
+    assert games_to_clear(0.5, 100) == math.inf and games_to_clear(0.0, 10) == 0.0
+    assert games_to_clear(0.75, 4) == pytest.approx(1.959963984540054 ** 2 * 3 - 4)
+    # an open end that cannot close: Black wins significantly at the range's top
+    above = literal_table([13, 14, 15], [40, 40, 40], [0.9, 0.85, 0.8])
+    assert narrowing_komi(above, math.inf, 15, "white") is None
+    # no komi on the right side of one half: the step inside a closed end, if not past
+    # the crossing's neighbour
+    flat = literal_table([5, 6, 7, 8], [40, 40, 40, 40], [0.9, 0.5, 0.5, 0.1])
+    assert narrowing_komi(flat, 8, 6, "white") == 7
+    assert narrowing_komi(flat, 5, 5, "black") is None
+
+
 def test_the_narrowing_stage_stops_at_its_budget(monkeypatch):
     from catena_zero.komi.atlas_measure import adaptive_sweep
 
