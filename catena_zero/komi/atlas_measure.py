@@ -198,10 +198,11 @@ def narrowing_komi(table: SweepTable, end: float, neighbour: int, side: str) -> 
     the crossing's left `neighbour`) or White's end of the bracket soonest: among the swept
     komi strictly inside the bracket on that side whose score lies on that side of one half,
     the one with the fewest `games_to_clear` (ties: the one nearer the crossing, the tighter
-    end). Without one, the komi one step inside a closed end, if it is not past the
-    crossing's neighbour (more games may move a score at one half); else None (an end that
-    cannot close: Black wins significantly at komi 15 when the fair komi is above the
-    range)."""
+    end). Without one: at a closed end the komi one step inside it, if it is not past the
+    crossing's neighbour (more games may move a score at one half); at an open end the komi
+    on that side where Black's score is furthest toward clearing, unless even that one lies
+    significantly the other way (Black wins at komi 15 when the fair komi is above the
+    range: no number of games closes that end), which gives None."""
     komi, score = table.komi, table.black_score
     if side == "black":
         inside = np.flatnonzero((komi > end) & (komi <= neighbour) & (score > HALF))
@@ -213,10 +214,16 @@ def narrowing_komi(table: SweepTable, end: float, neighbour: int, side: str) -> 
         best = min(inside, key=lambda i: (games_to_clear(score[i], table.games[i]),
                                           -nearer * komi[i]))
         return int(komi[best])
+    if not math.isfinite(end):  # open: the komi on that side whose score is furthest along
+        along = np.flatnonzero(komi <= neighbour if side == "black" else komi >= neighbour)
+        if not along.size:
+            return None
+        best = min(along, key=lambda i: (-nearer * score[i], -nearer * komi[i]))
+        hopeless = (table.wilson_high[best] < HALF if side == "black"
+                    else table.wilson_low[best] > HALF)
+        return None if hopeless else int(komi[best])
     short = step <= neighbour if side == "black" else step >= neighbour
-    if math.isfinite(end) and short:
-        return int(step)
-    return None
+    return int(step) if short else None
 
 
 BRACKET_OFFSETS = (0, 1, 2, 4, 8)  # steps outward from the crossing, in komi units

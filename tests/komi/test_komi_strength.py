@@ -268,6 +268,9 @@ def test_games_go_to_the_komi_that_clears_one_half_soonest():
     flat = literal_table([5, 6, 7, 8], [40, 40, 40, 40], [0.9, 0.5, 0.5, 0.1])
     assert narrowing_komi(flat, 8, 6, "white") == 7
     assert narrowing_komi(flat, 5, 5, "black") is None
+    # an open end whose komis all sit at one half: more games there may still close it
+    level = literal_table([10, 11, 12], [40, 40, 40], [0.6, 0.5, 0.5])
+    assert narrowing_komi(level, math.inf, 11, "white") == 11
 
 
 def test_the_narrowing_stage_stops_at_its_budget(monkeypatch):
