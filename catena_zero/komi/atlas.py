@@ -93,6 +93,8 @@ def measurement_settings(config: AtlasConfig, search_config: SearchConfig,
         used += ("strength_games", "min_optimal_share")
     if config.check_simulations:
         used += ("check_simulations",)
+    if config.opening_moves:
+        used += ("opening_moves",)
     if game_type == "komi" and config.target_width > 0:
         used += ("target_width", "max_games")
     search = dataclasses.asdict(search_config)
@@ -194,7 +196,16 @@ def contains(interval: list, value: float | None) -> bool:
 def atlas_agent(rules: Rules, model: AtlasModel, search_config: SearchConfig,
                 config: AtlasConfig) -> SearchAgent:
     """The self-play agent of the measurements: the model's search at `config.simulations`
-    with root noise, which makes the games differ (the search keeps its other settings)."""
+    (the search keeps its other settings). The games must differ: by default the Gumbel root
+    noise does it on every move, which also makes every move a draw among the considered
+    actions; with `config.opening_moves` k > 0 only the first k moves are drawn (from the
+    search's visits) and the rest are the search's own choice, so the balance measured is
+    that of the model's best play after varied openings."""
+    if config.opening_moves:
+        play = dataclasses.replace(search_config, num_simulations=config.simulations,
+                                   gumbel_scale=0.0)
+        return SearchAgent(model.evaluator(rules), play, temperature=1.0,
+                           temperature_moves=config.opening_moves, name=model.name)
     play = dataclasses.replace(search_config, num_simulations=config.simulations,
                                gumbel_scale=1.0)
     return SearchAgent(model.evaluator(rules), play, name=model.name)

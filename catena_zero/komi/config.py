@@ -84,6 +84,8 @@ class AtlasConfig:
     exact_sides: list[int] = field(default_factory=lambda: [2, 3])  # solved exactly (<= 3)
     solver_cache: str = "runs/komi/solve_cache.json"  # exact solutions reused from here
     simulations: int = 8  # search simulations per move in the self-play games
+    opening_moves: int = 0  # > 0: games differ by their first this many moves, sampled from
+    #   the search's visits, then play its choice without noise; 0: root noise on every move
     start: str = "network"  # komi: first sweep around the network's fair komi, or "grid"
     coarse_points: int = 5  # komi game type: komi values of the first, coarse sweep
     coarse_games: int = 4  # games at each coarse and refining komi value
@@ -125,6 +127,8 @@ class AtlasConfig:
             raise ValueError(f"atlas.coarse_points must be >= 2, got {self.coarse_points}")
         if self.threads < 1:
             raise ValueError(f"atlas.threads must be >= 1, got {self.threads}")
+        if self.opening_moves < 0:
+            raise ValueError(f"atlas.opening_moves must be >= 0, got {self.opening_moves}")
         if self.stone_games < 0 or self.fair_stone_games < 0:
             raise ValueError(f"atlas.stone_games and atlas.fair_stone_games must be >= 0, got "
                              f"{self.stone_games} and {self.fair_stone_games}")

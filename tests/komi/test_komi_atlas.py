@@ -16,6 +16,7 @@ from catena_zero.komi.atlas import (
 from catena_zero.komi.atlas_report import markdown_table, plot_first_stones, write_report
 from catena_zero.komi.config import ATLAS_VARIANTS, AtlasConfig
 from catena_zero.komi.solver_agent import SolverAgent, SolverEvaluator
+from catena_zero.rules import Rules
 
 # A cheap setting: few simulations and games (side 2 games last about eight moves).
 CHEAP = dict(simulations=8, coarse_games=4, bracket_games=8, stone_simulations=8,
@@ -81,6 +82,29 @@ def test_a_measured_track_is_kept_and_a_new_model_measures_again(tmp_path):
     other = AtlasModel("other", "1" * 64, model.evaluator)
     run_atlas(config, lambda side: other, progress=False, log=lines.append)
     assert load_atlas(config.output)["records"]["side2-double-standard"]["model"]["name"] == "other"
+
+
+def test_varied_openings_then_the_searchs_own_choice(tmp_path):
+    """With opening_moves the games differ only by their first moves (sampled from the
+    search's visits) and the search plays without noise after them; the setting is part
+    of the record, so measuring with it again re-measures."""
+    from catena_zero.komi.atlas import atlas_agent
+    from catena_zero.mcts import SearchConfig
+
+    model = exact_model()
+    noisy = atlas_agent(Rules(2), model, SearchConfig(), AtlasConfig(**CHEAP))
+    assert noisy.config.gumbel_scale == 1.0 and noisy.temperature_moves == 0
+    varied = atlas_agent(Rules(2), model, SearchConfig(), AtlasConfig(**CHEAP | {
+        "opening_moves": 2}))
+    assert varied.config.gumbel_scale == 0.0 and varied.config.num_simulations == 8
+    assert (varied.temperature, varied.temperature_moves) == (1.0, 2)
+    config = atlas_config(tmp_path, variants=["komi/standard"], opening_moves=1)
+    record = run_atlas(config, lambda side: model, progress=False,
+                       log=lambda line: None)["records"]["side2-komi-standard"]
+    assert record["settings"]["atlas"]["opening_moves"] == 1
+    assert record["interval"][0] <= 2.5 <= record["interval"][1] and record["exact_agrees"]
+    with pytest.raises(ValueError, match="opening_moves"):
+        AtlasConfig(opening_moves=-1)
 
 
 def test_exact_only_atlas_and_no_model_tracks(tmp_path):
