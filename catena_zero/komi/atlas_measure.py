@@ -167,7 +167,8 @@ def narrowing_stage(rules: Rules, agent, config: AtlasConfig, table: SweepTable,
     if config.target_width <= 0:
         return table, stages
     for round_index in range(1, 1000):
-        low, high = bracket_interval(table.komi, table.black_score * table.games, table.games)
+        low, high = bracket_interval(table.komi, table.black_score * table.games, table.games,
+                                     min_games=config.bracket_games)
         if high - low <= config.target_width or int(table.games.sum()) >= config.max_games:
             break
         left, right = crossing_neighbours(table)
@@ -323,7 +324,8 @@ def komi_balance(rules: Rules, agent, evaluate_fn, config: AtlasConfig) -> dict:
     table, stages = adaptive_sweep(rules, agent, config,
                                    None if start is None else start["centre"])
     points = table.black_score * table.games
-    crossing = estimate_crossing(table.komi, points, table.games, config.resamples, config.seed)
+    crossing = estimate_crossing(table.komi, points, table.games, config.resamples, config.seed,
+                                 min_games=config.bracket_games)
     fit = fit_table(table)
     in_range, note = range_note(rules, table, crossing.estimate)
     if not config.network_estimate:

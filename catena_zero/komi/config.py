@@ -71,11 +71,14 @@ ATLAS_SIDES = list(range(2, 11))
 class AtlasConfig:
     """`catena-zero komi atlas`: the balance of every side and variant from one model.
 
-    The defaults are the full setting: 81 tracks in about 2.3 CPU-hours on one core of the
-    2-core dev CPU (a game costs about 0.13 s x (cells / 37)^2 at 8 simulations with a
-    4-block, 32-channel net, so sides 9 and 10 take two thirds of it; `threads=2` on an idle
-    machine should bring it under two hours); `atlas=quick` (configs/atlas/quick.yaml) is the
-    cheap one, about half of that."""
+    The defaults are the full setting. A game costs about 0.13 s x (cells / 37)^2 at 8
+    simulations with a 4-block, 32-channel net on the AVX2 dev CPU, so sides 9 and 10 take
+    most of an atlas (docs/results/2026-12-01-komi-atlas-cost.md, measured when nokomi and
+    double tracks played 2-16 games; they now play about a hundred). On the AMX dev CPU the
+    18 solved tracks take 98 s at 8 simulations and 131 s at 32, and a komi/standard track of
+    sides 4-6 narrowed at 32 simulations with a check at 8 (1,000 games a strength) 2-8
+    minutes (docs/results/2026-12-02-komi-atlas-champion.md). `atlas=quick`
+    (configs/atlas/quick.yaml) is the cheap setting."""
 
     sides: list[int] = field(default_factory=lambda: list(ATLAS_SIDES))  # board sides 2..10
     variants: list[str] = field(default_factory=lambda: list(ATLAS_VARIANTS))  # game_type/scoring

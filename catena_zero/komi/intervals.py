@@ -81,16 +81,20 @@ def crossing_point(komi, score) -> float:
     return float(komi[last] + fraction * (komi[last + 1] - komi[last]))
 
 
-def bracket_interval(komi, points, games, z: float = Z_95) -> tuple[float, float]:
+def bracket_interval(komi, points, games, z: float = Z_95,
+                     min_games: int = 1) -> tuple[float, float]:
     """(low, high): low is the largest swept komi whose Wilson interval lies above 1/2 with
     no komi at or below it whose interval lies below 1/2; high the smallest whose interval
     lies below 1/2 with no komi at or above it whose interval lies above. Noise that puts a
     significant White win left of a significant Black win widens the bracket instead of
-    reversing it. -inf / +inf where no such komi was swept."""
+    reversing it. -inf / +inf where no such komi was swept. A komi with fewer than
+    `min_games` games counts as neither: 0 of 4 games clears 1/2 by Wilson's interval, and
+    among a dozen komis swept with 4 games each some do by chance."""
     komi, points, games = _checked(komi, points, games)
     wilson_low, wilson_high = wilson_interval(points, games, z)
-    black = wilson_low > HALF  # Black wins significantly at this komi
-    white = wilson_high < HALF
+    enough = games >= min_games
+    black = (wilson_low > HALF) & enough  # Black wins significantly at this komi
+    white = (wilson_high < HALF) & enough
     white_at_or_below = np.cumsum(white) > 0
     black_at_or_above = np.cumsum(black[::-1])[::-1] > 0
     lows = komi[black & ~white_at_or_below]
@@ -130,11 +134,12 @@ class CrossingEstimate:
     bootstrap_high: float
 
 
-def estimate_crossing(komi, points, games, resamples: int = 1000, seed: int = 0
-                      ) -> CrossingEstimate:
-    """The crossing of Black's score through one half with both intervals (module doc)."""
+def estimate_crossing(komi, points, games, resamples: int = 1000, seed: int = 0,
+                      min_games: int = 1) -> CrossingEstimate:
+    """The crossing of Black's score through one half with both intervals (module doc); a
+    bracket end needs `min_games` games (`bracket_interval`)."""
     komi, points, games = _checked(komi, points, games)
-    low, high = bracket_interval(komi, points, games)
+    low, high = bracket_interval(komi, points, games, min_games=min_games)
     point = crossing_point(komi, monotone_scores(points, games))
     if math.isfinite(point):
         point = float(min(max(point, low), high))

@@ -64,6 +64,18 @@ def test_noise_widens_the_bracket_instead_of_reversing_it():
     assert low == 0.0 and high == 12.0
 
 
+def test_a_bracket_end_needs_enough_games():
+    # a flat curve swept with 4 games a komi: 0 of 4 at komi 9 and 4 of 4 at komi 5 clear
+    # one half by Wilson's interval, though Black's score is near one half throughout
+    komi = np.array([3, 5, 7, 9, 11, 13])
+    games = np.array([12, 4, 12, 4, 12, 12])
+    points = np.array([10, 4, 6, 0, 5, 2])
+    assert bracket_interval(komi, points, games) == (5.0, 9.0)
+    assert bracket_interval(komi, points, games, min_games=12) == (3.0, 13.0)
+    result = estimate_crossing(komi, points, games, resamples=50, min_games=12)
+    assert (result.low, result.high) == (3.0, 13.0) and 3.0 <= result.estimate <= 13.0
+
+
 def test_open_ends_when_black_always_wins():
     komi, games = np.array([0, 8, 15]), np.full(3, 20)
     low, high = bracket_interval(komi, np.full(3, 20), games)
