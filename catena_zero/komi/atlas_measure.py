@@ -172,8 +172,9 @@ def narrowing_stage(rules: Rules, agent, config: AtlasConfig, table: SweepTable,
         if high - low <= config.target_width or int(table.games.sum()) >= config.max_games:
             break
         left, right = crossing_neighbours(table)
-        wanted = {narrowing_komi(table, low, left, "black"),
-                  narrowing_komi(table, high, right, "white")} - {None}
+        budget = config.max_games - int(table.games.sum())
+        wanted = {narrowing_komi(table, low, left, "black", budget),
+                  narrowing_komi(table, high, right, "white", budget)} - {None}
         if not wanted:
             break
         wanted = sorted(wanted)
@@ -194,16 +195,19 @@ def games_to_clear(score: float, games: float, z: float = Z_95) -> float:
     return max(z * z * score * (1.0 - score) / (gap * gap) - games, 0.0)
 
 
-def narrowing_komi(table: SweepTable, end: float, neighbour: int, side: str) -> int | None:
+def narrowing_komi(table: SweepTable, end: float, neighbour: int, side: str,
+                   budget: float = math.inf) -> int | None:
     """The komi that narrows Black's (side "black": komi from the bracket's low `end` up to
     the crossing's left `neighbour`) or White's end of the bracket soonest: among the swept
-    komi strictly inside the bracket on that side whose score lies on that side of one half,
-    the one with the fewest `games_to_clear` (ties: the one nearer the crossing, the tighter
-    end). Without one: at a closed end the komi one step inside it, if it is not past the
-    crossing's neighbour (more games may move a score at one half); at an open end the komi
-    on that side where Black's score is furthest toward clearing, unless even that one lies
-    significantly the other way (Black wins at komi 15 when the fair komi is above the
-    range: no number of games closes that end), which gives None."""
+    komi strictly inside the bracket on that side whose score lies on that side of one half
+    and would clear it within `budget` more games, the one with the fewest `games_to_clear`
+    (ties: the one nearer the crossing, the tighter end). Without one: at a closed end the
+    komi one step inside it, if it is not past the crossing's neighbour; at an open end the
+    komi on that side where Black's score is furthest toward clearing, unless even that one
+    lies significantly the other way (Black wins at komi 15 when the fair komi is above the
+    range). Either only if a score one standard error better would clear within the budget
+    (`hopeful_games`: a score at one half after 8 games may move, after 768 it will not).
+    None when no komi qualifies."""
     komi, score = table.komi, table.black_score
     if side == "black":
         inside = np.flatnonzero((komi > end) & (komi <= neighbour) & (score > HALF))
@@ -211,9 +215,10 @@ def narrowing_komi(table: SweepTable, end: float, neighbour: int, side: str) -> 
     else:
         inside = np.flatnonzero((komi < end) & (komi >= neighbour) & (score < HALF))
         step, nearer = end - 1, -1
-    if inside.size:
-        best = min(inside, key=lambda i: (games_to_clear(score[i], table.games[i]),
-                                          -nearer * komi[i]))
+    need = {int(i): games_to_clear(score[i], table.games[i]) for i in inside}
+    inside = [i for i in need if need[i] <= budget]
+    if inside:
+        best = min(inside, key=lambda i: (need[i], -nearer * komi[i]))
         return int(komi[best])
     if not math.isfinite(end):  # open: the komi on that side whose score is furthest along
         along = np.flatnonzero(komi <= neighbour if side == "black" else komi >= neighbour)
@@ -222,9 +227,25 @@ def narrowing_komi(table: SweepTable, end: float, neighbour: int, side: str) -> 
         best = min(along, key=lambda i: (-nearer * score[i], -nearer * komi[i]))
         hopeless = (table.wilson_high[best] < HALF if side == "black"
                     else table.wilson_low[best] > HALF)
-        return None if hopeless else int(komi[best])
+        if hopeless or hopeful_games(score[best], table.games[best], nearer) > budget:
+            return None
+        return int(komi[best])
     short = step <= neighbour if side == "black" else step >= neighbour
+    swept = np.flatnonzero(komi == step)
+    if swept.size and hopeful_games(score[swept[0]], table.games[swept[0]], nearer) > budget:
+        return None  # its score, even a standard error better, cannot clear in the budget
     return int(step) if short else None
+
+
+def hopeful_games(score: float, games: float, direction: int) -> float:
+    """`games_to_clear` of a score moved one standard error in `direction` (+1: toward a
+    Black win, -1: toward a White win): how soon a komi whose score sits at or past one half
+    might still clear it; infinite when even that does not cross one half."""
+    spread = math.sqrt(max(score * (1.0 - score), 0.25 / max(games, 1.0)) / max(games, 1.0))
+    hopeful = score + direction * spread
+    if (hopeful - HALF) * direction <= 0:
+        return math.inf
+    return games_to_clear(min(max(hopeful, 0.0), 1.0), games)
 
 
 BRACKET_OFFSETS = (0, 1, 2, 4, 8)  # steps outward from the crossing, in komi units

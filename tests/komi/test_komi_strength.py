@@ -273,6 +273,21 @@ def test_games_go_to_the_komi_that_clears_one_half_soonest():
     assert narrowing_komi(level, math.inf, 11, "white") == 11
 
 
+def test_no_games_go_where_one_half_cannot_clear_within_the_budget():
+    """A side-7 sweep: komi 9 at 0.49 after 768 games would need thousands more to clear one
+    half, so with 232 games left it gets none; komi 8 at one half after 12 games may move."""
+    from catena_zero.komi.atlas_measure import hopeful_games, narrowing_komi
+
+    table = literal_table([0, 4, 8, 9, 10, 11], [96, 48, 12, 768, 24, 12],
+                          [0.625, 0.5, 0.5, 0.49, 0.2917, 0.5833])
+    assert narrowing_komi(table, 10, 9, "white") == 9  # no budget: the old choice
+    assert narrowing_komi(table, 10, 9, "white", budget=232) is None
+    assert hopeful_games(0.5, 12, -1) < 232 < hopeful_games(0.49, 768, -1)
+    assert hopeful_games(0.7, 40, -1) == math.inf  # even a standard error lower stays above
+    flat = literal_table([5, 6, 7, 8], [40, 40, 12, 40], [0.9, 0.5, 0.5, 0.1])
+    assert narrowing_komi(flat, 8, 6, "white", budget=232) == 7
+
+
 def test_the_narrowing_stage_stops_at_its_budget(monkeypatch):
     from catena_zero.komi.atlas_measure import adaptive_sweep
 
