@@ -78,9 +78,10 @@ def build_option(net: nn.Module, option: str) -> tuple[Forward, torch.dtype, flo
         with warnings.catch_warnings():  # torch.ao.quantization's deprecation notice
             warnings.simplefilter("ignore")
             base = torch.ao.quantization.quantize_dynamic(base, {nn.Linear}, dtype=torch.qint8)
+    module = base
     if option.endswith("+compile"):
         allow_recompiles()
-    module = torch.compile(base, dynamic=False) if option.endswith("+compile") else base
+        module = torch.compile(base, dynamic=False)
 
     def forward(planes: torch.Tensor, globals_: torch.Tensor) -> tuple[torch.Tensor, ...]:
         # The cast of the float32 planes is part of every call, as in InferenceModel.

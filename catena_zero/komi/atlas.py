@@ -201,14 +201,11 @@ def atlas_agent(rules: Rules, model: AtlasModel, search_config: SearchConfig,
     actions; with `config.opening_moves` k > 0 only the first k moves are drawn (from the
     search's visits) and the rest are the search's own choice, so the balance measured is
     that of the model's best play after varied openings."""
-    if config.opening_moves:
-        play = dataclasses.replace(search_config, num_simulations=config.simulations,
-                                   gumbel_scale=0.0)
-        return SearchAgent(model.evaluator(rules), play, temperature=1.0,
-                           temperature_moves=config.opening_moves, name=model.name)
+    varied = config.opening_moves > 0
     play = dataclasses.replace(search_config, num_simulations=config.simulations,
-                               gumbel_scale=1.0)
-    return SearchAgent(model.evaluator(rules), play, name=model.name)
+                               gumbel_scale=0.0 if varied else 1.0)
+    return SearchAgent(model.evaluator(rules), play, temperature=1.0 if varied else 0.0,
+                       temperature_moves=config.opening_moves, name=model.name)
 
 
 def strength_fields(rules: Rules, model: AtlasModel, search_config: SearchConfig,

@@ -118,9 +118,7 @@ class ModelLibrary:
         `.pt` file by name, which plays only the tracks the ratings table rates it strictly
         best on (a model kept for a few tracks where it is still the strongest; a tie goes
         to the file listed first). Hidden files (a write in progress) are not models."""
-        directory = self.bundled_directory()
-        if not directory.is_dir():
-            return []
+        directory = self.bundled_directory()  # a missing directory globs to nothing
         present = {path.name for path in directory.glob("*.pt")
                    if path.is_file() and not path.name.startswith(".")}
         first = [GENERAL_MODEL_NAME] + [f"side{side}.pt" for side in ALL_SIDES]
