@@ -193,14 +193,27 @@ def contains(interval: list, value: float | None) -> bool:
     return (low is None or low <= value) and (high is None or value <= high)
 
 
+def board_config(config: AtlasConfig, rules: Rules) -> AtlasConfig:
+    """`config` on this board: `opening_share` becomes the board's own `opening_moves` (a
+    share of its cells, at least 1; an `opening_moves` set already wins), so a track's
+    settings record the moves actually drawn and equal openings measured either way share a
+    fingerprint."""
+    if not config.opening_share:
+        return config
+    moves = config.opening_moves or max(1, round(config.opening_share * rules.board.num_cells))
+    return dataclasses.replace(config, opening_moves=moves, opening_share=0.0)
+
+
 def atlas_agent(rules: Rules, model: AtlasModel, search_config: SearchConfig,
                 config: AtlasConfig) -> SearchAgent:
     """The self-play agent of the measurements: the model's search at `config.simulations`
-    (the search keeps its other settings). The games must differ: by default the Gumbel root
-    noise does it on every move, which also makes every move a draw among the considered
-    actions; with `config.opening_moves` k > 0 only the first k moves are drawn (from the
-    search's visits) and the rest are the search's own choice, so the balance measured is
-    that of the model's best play after varied openings."""
+    (the search keeps its other settings). The games must differ: by default only the first
+    k moves are drawn (from the search's visits; k from `opening_share` or `opening_moves`,
+    `board_config`) and the rest are the search's own noiseless choice, so the balance
+    measured is that of the model's best play after varied openings; with both 0 the Gumbel
+    root noise varies every move, which also makes every move a draw among the considered
+    actions (a flatter curve: benchmarks/atlas_openings.py, komi.md)."""
+    config = board_config(config, rules)
     varied = config.opening_moves > 0
     play = dataclasses.replace(search_config, num_simulations=config.simulations,
                                gumbel_scale=0.0 if varied else 1.0)
@@ -256,13 +269,14 @@ def run_atlas(config: AtlasConfig, models: Callable[[int], AtlasModel | None] | 
         if hasattr(bar, "set_postfix_str"):
             bar.set_postfix_str(name)
         rules = track_rules(side, variant)
+        track_config = board_config(config, rules)
         record = {**new_record(side, variant), **records.get(name, {})}
-        if side in config.exact_sides and record.get("exact_report") is None:
-            report = solve_exact(rules, SolveConfig(cache_path=config.solver_cache))
+        if side in track_config.exact_sides and record.get("exact_report") is None:
+            report = solve_exact(rules, SolveConfig(cache_path=track_config.solver_cache))
             record.update(exact_fields(rules, report))
             records[name] = record
             save_atlas(path, document)
-        if not config.estimates or models is None:
+        if not track_config.estimates or models is None:
             records[name] = record
             continue
         model = models(side)
@@ -272,25 +286,25 @@ def run_atlas(config: AtlasConfig, models: Callable[[int], AtlasModel | None] | 
             save_atlas(path, document)
             log(f"[atlas] {name}: no model plays side {side}")
             continue
-        settings = measurement_settings(config, search_config, record["game_type"],
+        settings = measurement_settings(track_config, search_config, record["game_type"],
                                         solved=record.get("exact_report") is not None)
         stamp = fingerprint(name, model, settings)
         if record.get("status") == "measured" and record.get("fingerprint") == stamp:
             log(f"[atlas] {name}: already measured with {model.name}; kept")
             continue
         started = time.perf_counter()
-        measured = measure_track(rules, model, search_config, config,
+        measured = measure_track(rules, model, search_config, track_config,
                                  record.get("exact_report"))
-        if config.check_simulations:
-            checked = dataclasses.replace(config, simulations=config.check_simulations,
-                                          check_simulations=0)
+        if track_config.check_simulations:
+            checked = dataclasses.replace(
+                track_config, simulations=track_config.check_simulations, check_simulations=0)
             other = measure_track(rules, model, search_config, checked,
                                   record.get("exact_report"))
-            measured = two_strengths({config.simulations: measured,
-                                      config.check_simulations: other})
+            measured = two_strengths({track_config.simulations: measured,
+                                      track_config.check_simulations: other})
         record.update(measured)
         if record.get("exact_report") is not None:
-            record.update(strength_fields(rules, model, search_config, config, record))
+            record.update(strength_fields(rules, model, search_config, track_config, record))
         record.update(status="measured", model={"name": model.name, "sha256": model.sha256},
                       settings=settings, fingerprint=stamp,
                       seconds=round(time.perf_counter() - started, 2))

@@ -87,8 +87,10 @@ class AtlasConfig:
     exact_sides: list[int] = field(default_factory=lambda: [2, 3])  # solved exactly (<= 3)
     solver_cache: str = "runs/komi/solve_cache.json"  # exact solutions reused from here
     simulations: int = 8  # search simulations per move in the self-play games
-    opening_moves: int = 0  # > 0: games differ by their first this many moves, sampled from
-    #   the search's visits, then play its choice without noise; 0: root noise on every move
+    opening_share: float = 0.09  # games differ by their first round(share x cells) moves (at
+    #   least 1: 1 on side 2, 8 on side 6, 24 on side 10), sampled from the search's visits,
+    #   then the search plays its own choice without noise; 0: root noise on every move
+    opening_moves: int = 0  # > 0: this many opening moves on every side (opening_share unused)
     start: str = "network"  # komi: first sweep around the network's fair komi, or "grid"
     coarse_points: int = 5  # komi game type: komi values of the first, coarse sweep
     coarse_games: int = 4  # games at each coarse and refining komi value
@@ -132,6 +134,8 @@ class AtlasConfig:
             raise ValueError(f"atlas.threads must be >= 1, got {self.threads}")
         if self.opening_moves < 0:
             raise ValueError(f"atlas.opening_moves must be >= 0, got {self.opening_moves}")
+        if not 0 <= self.opening_share < 1:
+            raise ValueError(f"atlas.opening_share must be in [0, 1), got {self.opening_share}")
         if self.stone_games < 0 or self.fair_stone_games < 0:
             raise ValueError(f"atlas.stone_games and atlas.fair_stone_games must be >= 0, got "
                              f"{self.stone_games} and {self.fair_stone_games}")

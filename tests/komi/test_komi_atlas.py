@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -92,7 +93,8 @@ def test_varied_openings_then_the_searchs_own_choice(tmp_path):
     from catena_zero.mcts import SearchConfig
 
     model = exact_model()
-    noisy = atlas_agent(Rules(2), model, SearchConfig(), AtlasConfig(**CHEAP))
+    noisy = atlas_agent(Rules(2), model, SearchConfig(), AtlasConfig(**CHEAP | {
+        "opening_share": 0.0}))
     assert noisy.config.gumbel_scale == 1.0 and noisy.temperature_moves == 0
     varied = atlas_agent(Rules(2), model, SearchConfig(), AtlasConfig(**CHEAP | {
         "opening_moves": 2}))
@@ -105,6 +107,38 @@ def test_varied_openings_then_the_searchs_own_choice(tmp_path):
     assert record["interval"][0] <= 2.5 <= record["interval"][1] and record["exact_agrees"]
     with pytest.raises(ValueError, match="opening_moves"):
         AtlasConfig(opening_moves=-1)
+
+
+def test_opening_share_scales_the_opening_with_the_board(tmp_path):
+    """opening_share sets each board's opening_moves as a share of its cells (at least one
+    move); the record carries the moves drawn, so a track measured with the same count
+    either way shares its fingerprint and is not measured again."""
+    from catena_zero.komi.atlas import atlas_agent, board_config
+    from catena_zero.mcts import SearchConfig
+
+    config = AtlasConfig(opening_share=0.09)
+    moves = {side: board_config(config, Rules(side)).opening_moves for side in (2, 3, 6, 10)}
+    assert moves == {2: 1, 3: 2, 6: 8, 10: 24}
+    assert board_config(config, Rules(6)).opening_share == 0.0
+    assert board_config(AtlasConfig(opening_share=0.01), Rules(2)).opening_moves == 1
+    assert board_config(AtlasConfig(opening_moves=3), Rules(9)).opening_moves == 3
+    assert board_config(AtlasConfig(opening_share=0.0), Rules(9)).opening_moves == 0
+    assert AtlasConfig().opening_share == 0.09  # the default: varied openings, no noise after
+    assert atlas_agent(Rules(6), exact_model(), SearchConfig(),
+                       AtlasConfig()).temperature_moves == 8
+    model = exact_model()
+    shared = atlas_config(tmp_path, variants=["komi/standard"], opening_share=0.09)
+    record = run_atlas(shared, lambda side: model, progress=False,
+                       log=lambda line: None)["records"]["side2-komi-standard"]
+    assert record["settings"]["atlas"]["opening_moves"] == 1
+    assert "opening_share" not in record["settings"]["atlas"]
+    lines = []
+    fixed = dataclasses.replace(shared, opening_share=0.0, opening_moves=1)
+    run_atlas(fixed, lambda side: model, progress=False, log=lines.append)
+    assert "already measured" in lines[-1]
+    for bad in ({"opening_share": -0.1}, {"opening_share": 1.0}):
+        with pytest.raises(ValueError, match="opening"):
+            AtlasConfig(**bad)
 
 
 def test_exact_only_atlas_and_no_model_tracks(tmp_path):
