@@ -20,8 +20,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import multiprocessing
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -251,38 +253,100 @@ def measure_track(rules: Rules, model: AtlasModel, search_config: SearchConfig,
     return double_balance(rules, agent, config)
 
 
+@dataclass
+class TrackTask:
+    """One track to measure: its rules, the atlas settings on its board, its model, and the
+    record so far (its exact fields, which the solver's check of the model reads)."""
+
+    name: str
+    rules: Rules
+    config: AtlasConfig
+    model: AtlasModel
+    record: dict
+    settings: dict  # what the estimate depends on (measurement_settings) ...
+    stamp: str  # ... and its fingerprint, recorded when the measurement is in
+
+
+def measure_task(task: TrackTask, search_config: SearchConfig) -> dict:
+    """The fields a measurement adds to the task's record: the estimate (at both strengths
+    when a check strength is set), the solver's check on solved sides, and the seconds."""
+    started = time.perf_counter()
+    config, exact_report = task.config, task.record.get("exact_report")
+    measured = measure_track(task.rules, task.model, search_config, config, exact_report)
+    if config.check_simulations:
+        checked = dataclasses.replace(config, simulations=config.check_simulations,
+                                      check_simulations=0)
+        other = measure_track(task.rules, task.model, search_config, checked, exact_report)
+        measured = two_strengths({config.simulations: measured,
+                                  config.check_simulations: other})
+    if exact_report is not None:
+        measured.update(strength_fields(task.rules, task.model, search_config, config,
+                                        {**task.record, **measured}))
+    measured["seconds"] = round(time.perf_counter() - started, 2)
+    return measured
+
+
+_FORKED_TASKS: list[TrackTask] = []  # read by the worker processes, which fork with it
+
+
+def _measure_forked(index: int, search_config: SearchConfig) -> dict:
+    return measure_task(_FORKED_TASKS[index], search_config)
+
+
+def measured_tasks(tasks: list[TrackTask], search_config: SearchConfig, workers: int):
+    """(task, fields) of every task as its measurement finishes: in order in this process
+    (workers 1), else over `workers` forked processes, largest boards first so the long
+    tracks do not come last. A measurement depends only on its task, so both give the same
+    fields; the tasks, models included, reach the workers by fork, never by pickling."""
+    if workers <= 1 or len(tasks) <= 1:
+        for task in tasks:
+            yield task, measure_task(task, search_config)
+        return
+    global _FORKED_TASKS
+    order = sorted(range(len(tasks)), key=lambda index: -tasks[index].rules.board.num_cells)
+    _FORKED_TASKS = tasks
+    context = multiprocessing.get_context("fork")
+    try:
+        with ProcessPoolExecutor(min(workers, len(tasks)), mp_context=context) as pool:
+            futures = {pool.submit(_measure_forked, index, search_config): index
+                       for index in order}
+            for future in as_completed(futures):
+                yield tasks[futures[future]], future.result()
+    finally:
+        _FORKED_TASKS = []
+
+
 def run_atlas(config: AtlasConfig, models: Callable[[int], AtlasModel | None] | None,
               search_config: SearchConfig | None = None, log: Callable[[str], None] = print,
               progress: bool = True) -> dict:
     """Measure every track of `config` (module doc); returns the atlas document.
 
     models(side): the model of that side, or None when none plays it; models None (or
-    config.estimates false): exact values only."""
+    config.estimates false): exact values only. `config.workers` > 1 measures tracks in
+    that many processes at once (the same records; the file is written by this one)."""
     search_config = search_config or SearchConfig()
+    if config.workers > 1 and "fork" not in multiprocessing.get_all_start_methods():
+        raise AtlasError(f"atlas.workers={config.workers} needs the fork start method, which "
+                         f"this platform lacks; use atlas.workers=1")
     path = Path(config.output)
     document = load_atlas(path)
     records = document["records"]
-    tracks = atlas_tracks(config)
-    bar = _progress(tracks, progress)
-    for side, variant in bar:
+    tasks: list[TrackTask] = []
+    for side, variant in atlas_tracks(config):
         name = track_name(side, variant)
-        if hasattr(bar, "set_postfix_str"):
-            bar.set_postfix_str(name)
         rules = track_rules(side, variant)
         track_config = board_config(config, rules)
         record = {**new_record(side, variant), **records.get(name, {})}
-        if side in track_config.exact_sides and record.get("exact_report") is None:
-            report = solve_exact(rules, SolveConfig(cache_path=track_config.solver_cache))
+        records[name] = record
+        if side in config.exact_sides and record.get("exact_report") is None:
+            report = solve_exact(rules, SolveConfig(cache_path=config.solver_cache))
             record.update(exact_fields(rules, report))
-            records[name] = record
             save_atlas(path, document)
-        if not track_config.estimates or models is None:
-            records[name] = record
+        if not config.estimates or models is None:
             continue
         model = models(side)
         if model is None:
             record.update(status="no model", model=None)
-            records[name] = record
             save_atlas(path, document)
             log(f"[atlas] {name}: no model plays side {side}")
             continue
@@ -292,22 +356,13 @@ def run_atlas(config: AtlasConfig, models: Callable[[int], AtlasModel | None] | 
         if record.get("status") == "measured" and record.get("fingerprint") == stamp:
             log(f"[atlas] {name}: already measured with {model.name}; kept")
             continue
-        started = time.perf_counter()
-        measured = measure_track(rules, model, search_config, track_config,
-                                 record.get("exact_report"))
-        if track_config.check_simulations:
-            checked = dataclasses.replace(
-                track_config, simulations=track_config.check_simulations, check_simulations=0)
-            other = measure_track(rules, model, search_config, checked,
-                                  record.get("exact_report"))
-            measured = two_strengths({track_config.simulations: measured,
-                                      track_config.check_simulations: other})
+        tasks.append(TrackTask(name, rules, track_config, model, dict(record), settings, stamp))
+    bar = _progress(len(tasks), progress)
+    for task, measured in measured_tasks(tasks, search_config, config.workers):
+        record = records[task.name]
         record.update(measured)
-        if record.get("exact_report") is not None:
-            record.update(strength_fields(rules, model, search_config, track_config, record))
-        record.update(status="measured", model={"name": model.name, "sha256": model.sha256},
-                      settings=settings, fingerprint=stamp,
-                      seconds=round(time.perf_counter() - started, 2))
+        record.update(status="measured", settings=task.settings, fingerprint=task.stamp,
+                      model={"name": task.model.name, "sha256": task.model.sha256})
         if record.get("exact") is not None or record.get("exact_in_range") is False:
             record["exact_agrees"] = agreement(record)
             if not record["exact_agrees"] and not record.get("strength_note"):
@@ -315,9 +370,13 @@ def run_atlas(config: AtlasConfig, models: Callable[[int], AtlasModel | None] | 
                 record["strength_note"] = exact_miss_note(record.get("interval"),
                                                           compared_exact(record),
                                                           record.get("strength"))
-        records[name] = record
         save_atlas(path, document)
-        log(f"[atlas] {name}: {summary_line(record)}")
+        if bar is not None:
+            bar.set_postfix_str(task.name)
+            bar.update()
+        log(f"[atlas] {task.name}: {summary_line(record)}")
+    if bar is not None:
+        bar.close()
     document["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     document["status"] = atlas_status(records)
     save_atlas(path, document)
@@ -392,11 +451,12 @@ def summary_line(record: dict) -> str:
             f"{record.get('games')} games, {record.get('seconds')} s")
 
 
-def _progress(tracks: list, enabled: bool):
-    if not enabled:
-        return tracks
+def _progress(total: int, enabled: bool):
+    """A bar over the tracks to measure, or None (off, nothing to measure, or no tqdm)."""
+    if not enabled or not total:
+        return None
     try:
         from tqdm import tqdm
     except ImportError:  # progress is a convenience; the log lines say the same
-        return tracks
-    return tqdm(tracks, unit="track", dynamic_ncols=True)
+        return None
+    return tqdm(total=total, unit="track", dynamic_ncols=True)

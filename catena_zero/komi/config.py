@@ -105,6 +105,7 @@ class AtlasConfig:
     resamples: int = 1000  # bootstrap resamples of the komi crossing
     seed: int = 0  # games and bootstrap are reproducible from this seed
     threads: int = 1  # torch threads of the model (the results do not depend on it)
+    workers: int = 1  # tracks measured at once, each in its own process (same results)
     check_simulations: int = 0  # also measure at this search strength (0: off); see komi.md
     target_width: float = 0.0  # komi: narrow the bracket to this width (0: no narrowing stage)
     max_games: int = 2000  # komi: the narrowing stage stops when the sweep has this many games
@@ -130,8 +131,9 @@ class AtlasConfig:
             raise ValueError(f"atlas.start must be network or grid, got {self.start!r}")
         if self.coarse_points < 2:
             raise ValueError(f"atlas.coarse_points must be >= 2, got {self.coarse_points}")
-        if self.threads < 1:
-            raise ValueError(f"atlas.threads must be >= 1, got {self.threads}")
+        if self.threads < 1 or self.workers < 1:
+            raise ValueError(f"atlas.threads and atlas.workers must be >= 1, got "
+                             f"{self.threads} and {self.workers}")
         if self.opening_moves < 0:
             raise ValueError(f"atlas.opening_moves must be >= 0, got {self.opening_moves}")
         if not 0 <= self.opening_share < 1:

@@ -141,6 +141,44 @@ def test_opening_share_scales_the_opening_with_the_board(tmp_path):
             AtlasConfig(**bad)
 
 
+def test_workers_measure_the_same_records_in_parallel(tmp_path):
+    """atlas.workers 2 measures the tracks in two forked processes: every record is the one
+    a single process writes (bar the seconds), the file is whole, and a rerun keeps them."""
+    model = exact_model()
+    variants = FAST_VARIANTS + ["komi/quadratic"]
+    cache = str(tmp_path / "cache.json")  # one solve: its report (and seconds) shared
+    alone = run_atlas(atlas_config(tmp_path / "one", variants=variants, check_simulations=4,
+                                   solver_cache=cache), lambda side: model,
+                      progress=False, log=lambda line: None)["records"]
+    lines = []
+    config = atlas_config(tmp_path / "two", variants=variants, check_simulations=4,
+                          solver_cache=cache, workers=2)
+    both = run_atlas(config, lambda side: model, progress=False, log=lines.append)["records"]
+    assert sorted(both) == sorted(alone) and len(both) == len(variants)
+    for name, record in alone.items():
+        assert {**record, "seconds": 0} == {**both[name], "seconds": 0}, name
+        assert record["status"] == "measured" and record["fingerprint"]
+    assert sum("[atlas]" in line for line in lines) == len(variants)
+    assert load_atlas(config.output)["records"] == both
+    lines.clear()
+    run_atlas(config, lambda side: model, progress=False, log=lines.append)
+    assert all("already measured" in line for line in lines) and len(lines) == len(variants)
+    with pytest.raises(ValueError, match="workers"):
+        AtlasConfig(workers=0)
+
+
+def test_workers_without_fork_are_refused_in_one_line(tmp_path, monkeypatch):
+    import multiprocessing
+
+    from catena_zero.komi.atlas import AtlasError
+
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    config = atlas_config(tmp_path, variants=["komi/standard"], workers=2)
+    with pytest.raises(AtlasError, match="atlas.workers=2 needs the fork start method"):
+        run_atlas(config, lambda side: exact_model(), progress=False, log=lambda line: None)
+    assert not (tmp_path / "atlas.json").exists()  # nothing written
+
+
 def test_exact_only_atlas_and_no_model_tracks(tmp_path):
     config = atlas_config(tmp_path, variants=["komi/standard", "nokomi/longest"])
     document = run_atlas(config, None, progress=False, log=lambda line: None)
