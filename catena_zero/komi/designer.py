@@ -56,16 +56,20 @@ def sweep_row(sweep: dict, komi: float | None) -> dict:
 
 
 def measured_with(record: dict) -> str:
-    """"general.pt, 32 simulations" (and the weaker check's, "and 8"): the model file and the
-    search of a record; "-" where the record names neither."""
+    """"general.pt, 32 simulations" (and the weaker check's, "and 8"; and ", 8 opening
+    moves" when the games were varied by a drawn opening): the model file and the search of
+    a record; "-" where the record names neither."""
     name = (record.get("model") or {}).get("name")
-    simulations = ((record.get("settings") or {}).get("atlas") or {}).get("simulations")
+    atlas = (record.get("settings") or {}).get("atlas") or {}
+    simulations = atlas.get("simulations")
     if name is None and simulations is None:
         return "-"
     weaker = (record.get("weaker") or {}).get("simulations")
     search = ""
     if simulations is not None:
         search = f", {simulations}{f' and {weaker}' if weaker else ''} simulations"
+    if atlas.get("opening_moves"):
+        search += f", {atlas['opening_moves']} opening moves"
     return f"{name or 'unnamed model'}{search}"
 
 
@@ -82,9 +86,10 @@ def designer_summary(document: dict) -> str:
         "not bracketed inside the range 0..15). *Half point*: the share of games decided by "
         "exactly half a point (the button's) at the swept komi nearest the fair one. "
         "*Moves*: mean moves a game there. *Komi 0*: Black's score and mean margin without "
-        "komi, the first player's edge. *Measured with*: the model file and its search "
-        "simulations a move (an atlas re-measures the tracks whose model or settings "
-        "changed, so rows can come from different models).",
+        "komi, the first player's edge. *Measured with*: the model file, its search "
+        "simulations a move and the moves of the drawn opening that varies the games (none "
+        "named: root noise on every move instead; an atlas re-measures the tracks whose "
+        "model or settings changed, so rows can come from different models).",
         "",
         "| side | fair komi | interval | exact | half point | moves | komi 0: Black's score "
         "| komi 0: Black's margin | measured with | note |",

@@ -50,6 +50,8 @@ def test_each_row_names_the_model_and_search_that_measured_it():
     assert measured_with({"settings": {"atlas": {"simulations": 8}}}) == \
         "unnamed model, 8 simulations"
     assert measured_with(RECORD) == "-"
+    opening = {**record, "settings": {"atlas": {"simulations": 32, "opening_moves": 8}}}
+    assert measured_with(opening) == "general.pt, 32 and 8 simulations, 8 opening moves"
     page = designer_summary({"records": {"a": record}})
     assert "| general.pt, 32 and 8 simulations | still moving with search strength |" in page
 
