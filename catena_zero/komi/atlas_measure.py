@@ -71,6 +71,13 @@ def combine_tables(first: SweepTable, second: SweepTable) -> SweepTable:
                       half_point, move_sum / games)
 
 
+def komi_unit(rules: Rules) -> int:
+    """The sweep's step: 1 komi, or 1/60 of a wide range (17 in quadratic scoring's 0..1000),
+    so the stages cost the same games whatever the scoring."""
+    low, high = rules.komi_range
+    return max(1, round((high - low) / 60))
+
+
 def coarse_grid(low: int, high: int, points: int) -> list[int]:
     """`points` komi values spread evenly over low..high (every value when fewer)."""
     return sorted({int(round(x)) for x in np.linspace(low, high, min(points, high - low + 1))})
@@ -105,7 +112,7 @@ def centred_start(rules: Rules, agent, config: AtlasConfig,
     has Black's score below one half (above), komis further out in that direction at
     doubling distances up to the range's end, so that the crossing is enclosed."""
     low, high = rules.komi_range
-    unit = max(1, round((high - low) / 60))
+    unit = komi_unit(rules)
     values = sorted({low, *centred_grid(low, high, centre, config.coarse_points, unit)})
     table = sweep_komi(rules, agent, values, config.coarse_games, config.seed)
     stages = [{"stage": "start", "komi": values, "games_per_komi": config.coarse_games,
@@ -156,7 +163,8 @@ def adaptive_sweep(rules: Rules, agent, config: AtlasConfig,
 def narrowing_stage(rules: Rules, agent, config: AtlasConfig, table: SweepTable,
                     stages: list[dict]) -> tuple[SweepTable, list[dict]]:
     """Spend games where they narrow the bracket soonest, until it is at most
-    `target_width` wide or the sweep holds `max_games` games. Each round gives
+    `target_width` komi units wide (`komi_unit`: points, or 17 points in quadratic scoring)
+    or the sweep holds `max_games` games. Each round gives
     `bracket_games` more games to one komi on each side of the crossing (`narrowing_komi`):
     the swept komi strictly inside the bracket on that side whose score, with the fewest
     more games, would clear one half and so become the bracket's new end. That is rarely
@@ -166,10 +174,11 @@ def narrowing_stage(rules: Rules, agent, config: AtlasConfig, table: SweepTable,
     is left to play."""
     if config.target_width <= 0:
         return table, stages
+    width = config.target_width * komi_unit(rules)
     for round_index in range(1, 1000):
         low, high = bracket_interval(table.komi, table.black_score * table.games, table.games,
                                      min_games=config.bracket_games)
-        if high - low <= config.target_width or int(table.games.sum()) >= config.max_games:
+        if high - low <= width or int(table.games.sum()) >= config.max_games:
             break
         left, right = crossing_neighbours(table)
         budget = config.max_games - int(table.games.sum())
@@ -259,7 +268,7 @@ def bracket_stage(rules: Rules, agent, config: AtlasConfig, table: SweepTable,
     allows. Offsets grow (BRACKET_OFFSETS, in units of 1/60 of a wide range), then the
     range's end."""
     low, high = rules.komi_range
-    unit = max(1, round((high - low) / 60))
+    unit = komi_unit(rules)
     left, right = crossing_neighbours(table)
     # The range's ends come last: a noisy agent may clear one half only there.
     sides = {"black": [left - offset * unit for offset in BRACKET_OFFSETS] + [low],

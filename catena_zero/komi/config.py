@@ -107,7 +107,8 @@ class AtlasConfig:
     threads: int = 1  # torch threads of the model (the results do not depend on it)
     workers: int = 1  # tracks measured at once, each in its own process (same results)
     check_simulations: int = 0  # also measure at this search strength (0: off); see komi.md
-    target_width: float = 0.0  # komi: narrow the bracket to this width (0: no narrowing stage)
+    target_width: float = 0.0  # komi: narrow the bracket to this width in komi units (points;
+    #   1/60 of the range, 17 points, in quadratic scoring) (0: no narrowing stage)
     max_games: int = 2000  # komi: the narrowing stage stops when the sweep has this many games
     strength_games: int = 8  # exact sides: self-play games whose every move the solver checks
     min_optimal_share: float = 0.8  # below this share of margin-optimal moves: flagged weak

@@ -191,6 +191,25 @@ def test_the_narrowing_stage_closes_in_on_the_crossing(monkeypatch):
     assert low <= 6.3 <= high
 
 
+def test_the_target_width_is_in_komi_units(monkeypatch):
+    """Quadratic scoring sweeps komi 0..1000 in steps of 17: target_width 2 asks for a
+    bracket two steps (34 points) wide, which a curve as steep per step as side 6
+    standard's reaches, and no more games go to narrowing it further."""
+    from catena_zero.komi.atlas_measure import adaptive_sweep, komi_unit
+    from catena_zero.komi.intervals import bracket_interval
+    from catena_zero.rules import Scoring
+
+    rules = Rules(side=6, scoring=Scoring.QUADRATIC)
+    assert komi_unit(rules) == 17 and komi_unit(Rules(side=6)) == 1
+    fake_sweeps(monkeypatch, fair=400.3, slope=0.5 / 17)
+    config = AtlasConfig(**CHEAP | {"target_width": 2.0, "max_games": 20000})
+    table, stages = adaptive_sweep(rules, None, config)
+    low, high = bracket_interval(table.komi, table.black_score * table.games, table.games,
+                                 min_games=config.bracket_games)
+    assert low <= 400.3 <= high and high - low <= 34
+    assert table.games.sum() < 5000  # stopped at the width, far from max_games
+
+
 def test_the_narrowing_stage_closes_open_ends_of_a_flat_curve(monkeypatch):
     from catena_zero.komi.atlas_measure import adaptive_sweep
     from catena_zero.komi.intervals import bracket_interval
