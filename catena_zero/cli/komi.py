@@ -148,12 +148,17 @@ def run_atlas_command(config: KomiConfig, search_config) -> int:
 
     from catena_zero.komi.atlas import AtlasError, run_atlas
     from catena_zero.komi.atlas_report import write_report
+    from catena_zero.komi.atlas_workers import WorkersUnavailable
 
+    if config.atlas.workers > 1 and config.device != "cpu":
+        raise InputFileError(f"atlas.workers={config.atlas.workers} forks the command, which "
+                             f"a {config.device} device does not survive; use device=cpu or "
+                             f"atlas.workers=1")
     torch.set_num_threads(config.atlas.threads)
     models = atlas_models(config.model, config.device) if config.atlas.estimates else None
     try:
         document = run_atlas(config.atlas, models, search_config)
-    except AtlasError as error:
+    except (AtlasError, WorkersUnavailable) as error:
         raise InputFileError(str(error)) from None
     written = write_report(document, Path(config.atlas.output).parent)
     print(f"atlas: {len(document['records'])} tracks in {config.atlas.output}; "

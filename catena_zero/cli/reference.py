@@ -20,6 +20,7 @@ from catena_zero.cli.schemas import LAYOUT, SCHEMAS
 
 _FIELD_LINE = re.compile(r"^\s+(\w+)\s*:\s*[^=#]+(?:=[^#]*)?(?:#\s*(.+))?$")
 _COMMENT_LINE = re.compile(r"^\s+#\s*(.+)$")
+_CONTINUED_LINE = re.compile(r"^\s+# {2,}(.+)$")  # "#   ..." under a field: its note goes on
 
 
 def field_notes(cls: type) -> dict[str, str]:
@@ -33,14 +34,22 @@ def field_notes(cls: type) -> dict[str, str]:
         except (OSError, TypeError):
             continue
         above: list[str] = []  # a note written on the lines before its field
+        last = None  # the field just read: "#   more" lines below it continue its note
         for line in source.splitlines():
+            continued = _CONTINUED_LINE.match(line)
+            if continued and last is not None and not above:
+                notes[last] = f"{notes[last]} {continued.group(1).strip()}"
+                continue
             comment = _COMMENT_LINE.match(line)
             if comment:
                 above.append(comment.group(1).strip())
+                last = None
                 continue
             match = _FIELD_LINE.match(line)
+            last = None
             if match and (match.group(2) or above):
                 notes[match.group(1)] = (match.group(2) or " ".join(above)).strip()
+                last = match.group(1) if match.group(2) else None
             above = []
     return notes
 

@@ -6,10 +6,10 @@ value of every first stone for nokomi, Black's score for double; beside it the s
 exact value where the side is solved (sides 2 and 3, catena_zero.komi.exact).
 
 The atlas is one JSON file (format version ATLAS_FORMAT_VERSION), rewritten atomically after
-every track, so a stopped run loses at most the track in progress. It is resumable: a
-track whose record was measured with the same model (its SHA-256) and the same settings
-(the record's `fingerprint`) is not measured again; exact values, which depend on no
-model, are kept once solved.
+every track, so a stopped run loses at most the tracks in progress (one per worker,
+`atlas_workers`). It is resumable: a track whose record was measured with the same model
+(its SHA-256) and the same settings (the record's `fingerprint`) is not measured again;
+exact values, which depend on no model, are kept once solved.
 
 Statuses: "measured" (estimate from the model), "pending" (exact values only so far, or
 estimates not asked for), "no model" (no model plays that side).
@@ -18,12 +18,11 @@ estimates not asked for), "no model" (no model plays that side).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
-import multiprocessing
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from typing import Any
 from catena_zero.arena.agents import SearchAgent
 from catena_zero.data.atomic import atomic_write_text
 from catena_zero.komi.atlas_measure import double_balance, first_stones, komi_balance
+from catena_zero.komi.atlas_workers import measured_tasks
 from catena_zero.komi.config import ATLAS_VARIANTS, AtlasConfig, SolveConfig
 from catena_zero.komi.exact import solve_exact
 from catena_zero.komi.intervals import score_of_margin
@@ -207,20 +207,23 @@ def board_config(config: AtlasConfig, rules: Rules) -> AtlasConfig:
 
 
 def atlas_agent(rules: Rules, model: AtlasModel, search_config: SearchConfig,
-                config: AtlasConfig) -> SearchAgent:
+                config: AtlasConfig, placed_moves: int = 0) -> SearchAgent:
     """The self-play agent of the measurements: the model's search at `config.simulations`
     (the search keeps its other settings). The games must differ: by default only the first
     k moves are drawn (from the search's visits; k from `opening_share` or `opening_moves`,
     `board_config`) and the rest are the search's own noiseless choice, so the balance
     measured is that of the model's best play after varied openings; with both 0 the Gumbel
     root noise varies every move, which also makes every move a draw among the considered
-    actions (a flatter curve: benchmarks/atlas_openings.py, komi.md)."""
+    actions (a flatter curve: benchmarks/atlas_openings.py, komi.md). `placed_moves`: the
+    moves the games start with that the agent did not choose (nokomi's first stone, placed
+    for each stone measured), so the agent still draws k moves of its own after them."""
     config = board_config(config, rules)
     varied = config.opening_moves > 0
     play = dataclasses.replace(search_config, num_simulations=config.simulations,
                                gumbel_scale=0.0 if varied else 1.0)
+    drawn = config.opening_moves + placed_moves if varied else 0
     return SearchAgent(model.evaluator(rules), play, temperature=1.0 if varied else 0.0,
-                       temperature_moves=config.opening_moves, name=model.name)
+                       temperature_moves=drawn, name=model.name)
 
 
 def strength_fields(rules: Rules, model: AtlasModel, search_config: SearchConfig,
@@ -243,8 +246,10 @@ def measure_track(rules: Rules, model: AtlasModel, search_config: SearchConfig,
                   config: AtlasConfig, exact_report: dict | None) -> dict:
     """The estimate fields of one track (the measure of its game type)."""
     evaluate_fn = model.evaluator(rules)
-    agent = atlas_agent(rules, model, search_config, config)
     game_type = enum_value(rules.game_type)
+    # nokomi's games start after the first stone being measured: the opening follows it.
+    agent = atlas_agent(rules, model, search_config, config,
+                        placed_moves=1 if game_type == "nokomi" else 0)
     if game_type == "komi":
         return komi_balance(rules, agent, evaluate_fn, config)
     if game_type == "nokomi":
@@ -286,36 +291,6 @@ def measure_task(task: TrackTask, search_config: SearchConfig) -> dict:
     return measured
 
 
-_FORKED_TASKS: list[TrackTask] = []  # read by the worker processes, which fork with it
-
-
-def _measure_forked(index: int, search_config: SearchConfig) -> dict:
-    return measure_task(_FORKED_TASKS[index], search_config)
-
-
-def measured_tasks(tasks: list[TrackTask], search_config: SearchConfig, workers: int):
-    """(task, fields) of every task as its measurement finishes: in order in this process
-    (workers 1), else over `workers` forked processes, largest boards first so the long
-    tracks do not come last. A measurement depends only on its task, so both give the same
-    fields; the tasks, models included, reach the workers by fork, never by pickling."""
-    if workers <= 1 or len(tasks) <= 1:
-        for task in tasks:
-            yield task, measure_task(task, search_config)
-        return
-    global _FORKED_TASKS
-    order = sorted(range(len(tasks)), key=lambda index: -tasks[index].rules.board.num_cells)
-    _FORKED_TASKS = tasks
-    context = multiprocessing.get_context("fork")
-    try:
-        with ProcessPoolExecutor(min(workers, len(tasks)), mp_context=context) as pool:
-            futures = {pool.submit(_measure_forked, index, search_config): index
-                       for index in order}
-            for future in as_completed(futures):
-                yield tasks[futures[future]], future.result()
-    finally:
-        _FORKED_TASKS = []
-
-
 def run_atlas(config: AtlasConfig, models: Callable[[int], AtlasModel | None] | None,
               search_config: SearchConfig | None = None, log: Callable[[str], None] = print,
               progress: bool = True) -> dict:
@@ -325,62 +300,91 @@ def run_atlas(config: AtlasConfig, models: Callable[[int], AtlasModel | None] | 
     config.estimates false): exact values only. `config.workers` > 1 measures tracks in
     that many processes at once (the same records; the file is written by this one)."""
     search_config = search_config or SearchConfig()
-    if config.workers > 1 and "fork" not in multiprocessing.get_all_start_methods():
-        raise AtlasError(f"atlas.workers={config.workers} needs the fork start method, which "
-                         f"this platform lacks; use atlas.workers=1")
     path = Path(config.output)
     document = load_atlas(path)
     records = document["records"]
-    tasks: list[TrackTask] = []
-    for side, variant in atlas_tracks(config):
-        name = track_name(side, variant)
-        rules = track_rules(side, variant)
-        track_config = board_config(config, rules)
-        record = {**new_record(side, variant), **records.get(name, {})}
-        records[name] = record
-        if side in config.exact_sides and record.get("exact_report") is None:
-            report = solve_exact(rules, SolveConfig(cache_path=config.solver_cache))
-            record.update(exact_fields(rules, report))
+    tracks = atlas_tracks(config)
+    bar = _progress(len(tracks), progress)
+    try:
+        tasks: list[TrackTask] = []
+        for side, variant in tracks:
+            name = track_name(side, variant)
+            if bar is not None:
+                bar.set_postfix_str(name)
+            task = plan_track(config, side, variant, records, models, search_config, log,
+                              lambda: save_atlas(path, document))
+            if task is not None:
+                tasks.append(task)
+            elif bar is not None:
+                bar.update()
+        if bar is not None and config.workers > 1 and len(tasks) > 1:
+            bar.set_postfix_str(f"{len(tasks)} tracks, {min(config.workers, len(tasks))} "
+                                f"at once")
+        starting = None if bar is None else (lambda task: bar.set_postfix_str(task.name))
+        measure = functools.partial(measure_task, search_config=search_config)
+        for task, measured in measured_tasks(tasks, measure, config.workers, starting):
+            record = records[task.name]
+            record_measurement(record, task, measured)
             save_atlas(path, document)
-        if not config.estimates or models is None:
-            continue
-        model = models(side)
-        if model is None:
-            record.update(status="no model", model=None)
-            save_atlas(path, document)
-            log(f"[atlas] {name}: no model plays side {side}")
-            continue
-        settings = measurement_settings(track_config, search_config, record["game_type"],
-                                        solved=record.get("exact_report") is not None)
-        stamp = fingerprint(name, model, settings)
-        if record.get("status") == "measured" and record.get("fingerprint") == stamp:
-            log(f"[atlas] {name}: already measured with {model.name}; kept")
-            continue
-        tasks.append(TrackTask(name, rules, track_config, model, dict(record), settings, stamp))
-    bar = _progress(len(tasks), progress)
-    for task, measured in measured_tasks(tasks, search_config, config.workers):
-        record = records[task.name]
-        record.update(measured)
-        record.update(status="measured", settings=task.settings, fingerprint=task.stamp,
-                      model={"name": task.model.name, "sha256": task.model.sha256})
-        if record.get("exact") is not None or record.get("exact_in_range") is False:
-            record["exact_agrees"] = agreement(record)
-            if not record["exact_agrees"] and not record.get("strength_note"):
-                # Confident and wrong is never reported: the solver's value is the evidence.
-                record["strength_note"] = exact_miss_note(record.get("interval"),
-                                                          compared_exact(record),
-                                                          record.get("strength"))
-        save_atlas(path, document)
+            if bar is not None:
+                bar.update()
+            log(f"[atlas] {task.name}: {summary_line(record)}")
+    finally:
         if bar is not None:
-            bar.set_postfix_str(task.name)
-            bar.update()
-        log(f"[atlas] {task.name}: {summary_line(record)}")
-    if bar is not None:
-        bar.close()
+            bar.close()
     document["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     document["status"] = atlas_status(records)
     save_atlas(path, document)
     return document
+
+
+def plan_track(config: AtlasConfig, side: int, variant: str, records: dict,
+               models: Callable[[int], AtlasModel | None] | None,
+               search_config: SearchConfig, log: Callable[[str], None],
+               save: Callable[[], None]) -> TrackTask | None:
+    """One track's record brought up to date before any measurement (its exact values
+    solved where the side is solved, "no model" where none plays it); the task measuring it,
+    or None when there is nothing to measure (exact only, no model, or already measured
+    with the same model and settings)."""
+    name = track_name(side, variant)
+    rules = track_rules(side, variant)
+    track_config = board_config(config, rules)
+    record = {**new_record(side, variant), **records.get(name, {})}
+    records[name] = record
+    if side in config.exact_sides and record.get("exact_report") is None:
+        report = solve_exact(rules, SolveConfig(cache_path=config.solver_cache))
+        record.update(exact_fields(rules, report))
+        save()
+    if not config.estimates or models is None:
+        return None
+    model = models(side)
+    if model is None:
+        record.update(status="no model", model=None)
+        save()
+        log(f"[atlas] {name}: no model plays side {side}")
+        return None
+    settings = measurement_settings(track_config, search_config, record["game_type"],
+                                    solved=record.get("exact_report") is not None)
+    stamp = fingerprint(name, model, settings)
+    if record.get("status") == "measured" and record.get("fingerprint") == stamp:
+        log(f"[atlas] {name}: already measured with {model.name}; kept")
+        return None
+    return TrackTask(name, rules, track_config, model, dict(record), settings, stamp)
+
+
+def record_measurement(record: dict, task: TrackTask, measured: dict) -> None:
+    """The task's measurement into its record, with its model, settings and fingerprint,
+    and on solved sides whether the interval holds the exact value."""
+    record.update(measured)
+    record.update(status="measured", settings=task.settings, fingerprint=task.stamp,
+                  model={"name": task.model.name, "sha256": task.model.sha256})
+    if record.get("exact") is not None or record.get("exact_in_range") is False:
+        record["exact_agrees"] = agreement(record)
+        if not record["exact_agrees"] and not record.get("strength_note"):
+            # Confident and wrong is never reported: the solver's value is the evidence.
+            record["strength_note"] = exact_miss_note(record.get("interval"),
+                                                      compared_exact(record),
+                                                      record.get("strength"))
 
 
 def overlaps(first: list, second: list) -> bool:
@@ -452,11 +456,12 @@ def summary_line(record: dict) -> str:
 
 
 def _progress(total: int, enabled: bool):
-    """A bar over the tracks to measure, or None (off, nothing to measure, or no tqdm)."""
+    """A bar over the tracks, or None (off, no tracks, or no tqdm)."""
     if not enabled or not total:
         return None
     try:
         from tqdm import tqdm
     except ImportError:  # progress is a convenience; the log lines say the same
         return None
+    tqdm.monitor_interval = 0  # no monitor thread: measuring workers may fork
     return tqdm(total=total, unit="track", dynamic_ncols=True)

@@ -27,3 +27,22 @@ def test_every_key_has_a_note() -> None:
 def test_notes_come_from_the_line_beside_or_above_the_field() -> None:
     assert field_notes(SearchConfig)["num_simulations"].startswith("simulations per move")
     assert "Ray actor" in field_notes(LoopConfig)["threads"]  # written above the field
+
+
+def test_an_indented_comment_under_a_field_continues_its_note() -> None:
+    """"#   more" lines under a field belong to its note, not to the next field's; a plain
+    "# note" line belongs to the field below it."""
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Example:
+        first: int = 1  # the first field's note
+        #   goes on here
+        second: int = 2  # its own note
+        # a note above the third field
+        third: int = 3
+
+    notes = field_notes(Example)
+    assert notes == {"first": "the first field's note goes on here", "second": "its own note",
+                     "third": "a note above the third field"}
+

@@ -167,16 +167,72 @@ def test_workers_measure_the_same_records_in_parallel(tmp_path):
         AtlasConfig(workers=0)
 
 
+def test_a_failing_track_stops_every_worker_and_keeps_the_finished_ones(tmp_path):
+    """An error in one track surfaces in the command and stops the other workers at once;
+    every record in the file is whole: measured, or not yet (pending)."""
+    import multiprocessing
+
+    solver = exact_model()
+
+    def evaluator(rules):
+        if rules.scoring.name.lower() == "quadratic":
+            raise RuntimeError("this track's evaluator fails")
+        return solver.evaluator(rules)
+
+    model = AtlasModel("flaky", "2" * 64, evaluator)
+    config = atlas_config(tmp_path, variants=FAST_VARIANTS + ["komi/quadratic"], workers=2)
+    with pytest.raises(RuntimeError, match="evaluator fails"):
+        run_atlas(config, lambda side: model, progress=False, log=lambda line: None)
+    assert multiprocessing.active_children() == []  # no worker left running
+    records = load_atlas(config.output)["records"]
+    assert records["side2-komi-quadratic"]["status"] == "pending"
+    assert {record["status"] for record in records.values()} <= {"measured", "pending"}
+    for record in records.values():
+        assert (record["status"] == "measured") == (record.get("fingerprint") is not None)
+
+
 def test_workers_without_fork_are_refused_in_one_line(tmp_path, monkeypatch):
     import multiprocessing
 
-    from catena_zero.komi.atlas import AtlasError
+    from catena_zero.komi.atlas_workers import WorkersUnavailable
 
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
-    config = atlas_config(tmp_path, variants=["komi/standard"], workers=2)
-    with pytest.raises(AtlasError, match="atlas.workers=2 needs the fork start method"):
+    config = atlas_config(tmp_path, variants=["komi/standard", "double/standard"], workers=2)
+    with pytest.raises(WorkersUnavailable, match="atlas.workers=2 needs the fork start method"):
         run_atlas(config, lambda side: exact_model(), progress=False, log=lambda line: None)
-    assert not (tmp_path / "atlas.json").exists()  # nothing written
+    records = load_atlas(config.output)["records"]  # the exact values only: nothing measured
+    assert {record["status"] for record in records.values()} == {"pending"}
+    one = dataclasses.replace(config, variants=["komi/standard"])  # one track: no fork needed
+    assert run_atlas(one, lambda side: exact_model(), progress=False, log=lambda line: None)
+
+
+def test_nokomi_games_draw_their_opening_after_the_measured_stone(monkeypatch):
+    """nokomi's games start from the stone being measured, which the agent did not choose:
+    it still draws its k opening moves after it (2 moves into the game on side 2)."""
+    from catena_zero.komi import atlas
+    from catena_zero.mcts import SearchConfig
+    from catena_zero.rules import GameType
+
+    seen = {}
+
+    def first_stones(rules, agent, *rest):
+        seen["nokomi"] = agent.temperature_moves
+        return {}
+
+    def komi_balance(rules, agent, *rest):
+        seen["komi"] = agent.temperature_moves
+        return {}
+
+    monkeypatch.setattr(atlas, "first_stones", first_stones)
+    monkeypatch.setattr(atlas, "komi_balance", komi_balance)
+    model = exact_model()
+    atlas.measure_track(Rules(2, game_type=GameType.NOKOMI), model, SearchConfig(),
+                        AtlasConfig(), None)
+    atlas.measure_track(Rules(2), model, SearchConfig(), AtlasConfig(), None)
+    assert seen == {"nokomi": 2, "komi": 1}
+    noisy = AtlasConfig(opening_share=0.0)
+    assert atlas.atlas_agent(Rules(2), model, SearchConfig(), noisy,
+                             placed_moves=1).temperature_moves == 0
 
 
 def test_exact_only_atlas_and_no_model_tracks(tmp_path):
