@@ -36,8 +36,29 @@ def test_the_page_has_one_row_per_side_with_its_notes():
     rows = [line for line in page.splitlines() if line.startswith("| ") and line[2].isdigit()]
     assert len(rows) == 2 and rows[0].startswith("| 4 |") and rows[1].startswith("| 6 |")
     assert "| 4 | above the range | [15, open] |" in rows[0]
-    assert "| 6 | 5.4 | [4, 7] | - | 50% (komi 6) | 81 | 0.8 | 6.5 | - |" in rows[1]
+    assert "| 6 | 5.4 | [4, 7] | - | - | 50% (komi 6) | 81 | 0.8 | 6.5 | - |" in rows[1]
     assert "still moving with search strength" in rows[1]
+
+
+def test_a_network_estimate_far_from_the_games_is_called_the_model_error():
+    from catena_zero.komi.designer import MODEL_ERROR_POINTS, model_error
+
+    assert MODEL_ERROR_POINTS == 1.5
+    assert model_error({**RECORD, "network_estimate": 6.9}) is None  # 1.5 off: agrees
+    assert model_error({**RECORD, "network_estimate": 3.9}) is None
+    assert model_error({**RECORD, "network_estimate": 7.2}) == \
+        "the network says 7.2, 1.8 above the games: the model's error"
+    assert model_error({**RECORD, "network_estimate": 0.0}) == \
+        "the network says 0, 5.4 below the games: the model's error"
+    assert model_error(RECORD) is None  # no network estimate (a UCT agent's atlas)
+    assert model_error({**RECORD, "network_estimate": 15.0, "estimate": None,
+                        "estimate_side": "above"}) is None  # no crossing to compare with
+    assert model_error({**RECORD, "network_estimate": float("nan")}) is None
+    page = designer_summary({"records": {"a": {**RECORD, "network_estimate": 12.96}}})
+    row = next(line for line in page.splitlines() if line.startswith("| 6 |"))
+    assert "| 6 | 5.4 | [4, 7] | - | 13 | 50% (komi 6) |" in row
+    assert row.endswith("| still moving with search strength; the network says 13, 7.6 "
+                        "above the games: the model's error |")
 
 
 def test_each_row_names_the_model_and_search_that_measured_it():
