@@ -4,8 +4,9 @@ For each side's komi/standard track: the fair komi and its interval (and the exa
 where the solver has one), how often the button's half point decided a game at the swept
 komi nearest the fair one, how long games were there, and the first player's edge at komi 0
 (Black's score and mean margin there, when the sweep played komi 0), and the network's own
-estimate beside the games' (its value head read at the empty board: a gap of more than
-MODEL_ERROR_POINTS is the model's error, and the row says so). Tracks whose estimate is
+estimate beside the games' (its value head read at the empty board: more than
+MODEL_ERROR_POINTS from the exact value, or outside the games' interval by that much, is the
+model's error, and the row says so). Tracks whose estimate is
 still moving with search strength, or whose model the solver found too weak, say so.
 Written beside atlas.md as designer.md by `catena_zero.komi.atlas_report.write_report`.
 """
@@ -15,6 +16,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from catena_zero.rules import Rules
 
 DESIGNER_FILE = "designer.md"
 # How far the network's own fair komi may sit from its games' crossing before the page calls
@@ -79,18 +82,67 @@ def measured_with(record: dict) -> str:
     return f"{name or 'unnamed model'}{search}"
 
 
+def network_text(record: dict) -> str:
+    """The network's own fair komi as the page shows it: ">= 15" / "<= 0" where the estimate
+    sits at an end of the rules' komi range (komi/fair.py clips it there, so the value only
+    says the crossing is at or beyond that end)."""
+    network = record.get("network_estimate")
+    if network is None or not math.isfinite(float(network)):
+        return "-"
+    low, high = _komi_range(record)
+    if high is not None and float(network) >= high:
+        return f">= {_number(high)}"
+    if low is not None and float(network) <= low:
+        return f"<= {_number(low)}"
+    return _number(network)
+
+
+def _komi_range(record: dict) -> tuple[float | None, float | None]:
+    try:
+        low, high = Rules(record["side"], record["game_type"], record["scoring"]).komi_range
+    except (KeyError, TypeError, ValueError):
+        return None, None
+    return float(low), float(high)
+
+
 def model_error(record: dict) -> str | None:
-    """The note for a record whose network estimate is more than MODEL_ERROR_POINTS from the
-    games' fair komi ("the network says 7.2, 5.7 above the games: the model's error"), None
-    when they agree or either is missing (a crossing outside the range has no value)."""
-    network, games = record.get("network_estimate"), record.get("estimate")
-    if network is None or games is None or record.get("estimate_side"):
+    """The note for a record whose network estimate disagrees with what is known of the fair
+    komi by more than MODEL_ERROR_POINTS, None when they agree or either is missing.
+
+    Against the exact value where the solver has one ("the network says 11.5, 9 above the
+    exact value: the model's error"). Otherwise against the games: a network estimate outside
+    the games' interval by more than MODEL_ERROR_POINTS is the model's error; one that is far
+    from the games' estimate but inside their interval only disagrees with it (the games do not
+    yet tell which is wrong). An estimate clipped at a range end counts as that end."""
+    network = record.get("network_estimate")
+    if network is None or not math.isfinite(float(network)):
         return None
-    gap = float(network) - float(games)
-    if not math.isfinite(gap) or abs(gap) <= MODEL_ERROR_POINTS + 1e-9:  # 5.4 - 3.9 > 1.5
+    network, shown = float(network), network_text(record)
+    tolerance = MODEL_ERROR_POINTS + 1e-9  # 5.4 - 3.9 is 1.5000000000000004
+    if record.get("exact") is not None:
+        gap = network - float(record["exact"])
+        if abs(gap) <= tolerance:
+            return None
+        return (f"the network says {shown}, {_number(abs(gap))} {_side(gap)} the exact "
+                f"value: the model's error")
+    low, high = record.get("interval") or (None, None)
+    below = low is not None and network < low - tolerance
+    if below or (high is not None and network > high + tolerance):
+        bound = low if below else high
+        return (f"the network says {shown}, outside the games' interval by "
+                f"{_number(abs(network - bound))}: the model's error")
+    games = record.get("estimate")
+    if games is None or record.get("estimate_side"):
         return None
-    return (f"the network says {_number(network)}, {_number(abs(gap))} "
-            f"{'above' if gap > 0 else 'below'} the games: the model's error")
+    gap = network - float(games)
+    if abs(gap) <= tolerance:
+        return None
+    return (f"the network says {shown}, {_number(abs(gap))} {_side(gap)} the games' estimate "
+            f"but inside their interval")
+
+
+def _side(gap: float) -> str:
+    return "above" if gap > 0 else "below"
 
 
 def designer_summary(document: dict) -> str:
@@ -107,8 +159,9 @@ def designer_summary(document: dict) -> str:
         "exactly half a point (the button's) at the swept komi nearest the fair one. "
         "*Moves*: mean moves a game there. *Komi 0*: Black's score and mean margin without "
         "komi, the first player's edge. *Network*: the model's own fair komi, read from "
-        f"its value head at the empty board; more than {MODEL_ERROR_POINTS:g} from the "
-        "games' is the model's error. *Measured with*: the model file, its search "
+        f"its value head at the empty board (>= 15: at the range's end); more than "
+        f"{MODEL_ERROR_POINTS:g} from the exact value, or outside the games' interval by "
+        "that much, is the model's error. *Measured with*: the model file, its search "
         "simulations a move and the moves of the drawn opening that varies the games (none "
         "named: root noise on every move instead; an atlas re-measures the tracks whose "
         "model or settings changed, so rows can come from different models).",
@@ -131,14 +184,15 @@ def designer_summary(document: dict) -> str:
             notes.append("still moving with search strength")
         if record.get("strength_note"):
             notes.append(record["strength_note"])
-        if model_error(record):
-            notes.append(model_error(record))
+        error = model_error(record)
+        if error:
+            notes.append(error)
         if record.get("status") != "measured":
             notes.append(record.get("status") or "pending")
         half = row["half_point"]
         lines.append("| " + " | ".join([
             str(record["side"]), estimate_text, _interval(record.get("interval")),
-            _number(record.get("exact")), _number(record.get("network_estimate")),
+            _number(record.get("exact")), network_text(record),
             "-" if half is None else f"{100 * half:.0f}% (komi {row['komi']})",
             _number(row["moves"], 0), _number(row["black_at_0"], 2),
             _number(row["margin_at_0"]), measured_with(record), "; ".join(notes) or "-",

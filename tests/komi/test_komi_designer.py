@@ -40,25 +40,47 @@ def test_the_page_has_one_row_per_side_with_its_notes():
     assert "still moving with search strength" in rows[1]
 
 
-def test_a_network_estimate_far_from_the_games_is_called_the_model_error():
-    from catena_zero.komi.designer import MODEL_ERROR_POINTS, model_error
+def test_the_network_estimate_is_held_against_the_exact_value_then_the_games():
+    from catena_zero.komi.designer import model_error, network_text
 
-    assert MODEL_ERROR_POINTS == 1.5
+    # RECORD: the games put side 6 at 5.4 in [4, 7], no exact value.
     assert model_error({**RECORD, "network_estimate": 6.9}) is None  # 1.5 off: agrees
-    assert model_error({**RECORD, "network_estimate": 3.9}) is None
-    assert model_error({**RECORD, "network_estimate": 7.2}) == \
-        "the network says 7.2, 1.8 above the games: the model's error"
-    assert model_error({**RECORD, "network_estimate": 0.0}) == \
-        "the network says 0, 5.4 below the games: the model's error"
-    assert model_error(RECORD) is None  # no network estimate (a UCT agent's atlas)
-    assert model_error({**RECORD, "network_estimate": 15.0, "estimate": None,
-                        "estimate_side": "above"}) is None  # no crossing to compare with
+    assert model_error({**RECORD, "network_estimate": 3.9}) is None  # 1.5 below, not more
+    assert model_error({**RECORD, "network_estimate": 7.2}) == (
+        "the network says 7.2, 1.8 above the games' estimate but inside their interval")
+    assert model_error({**RECORD, "network_estimate": 8.5}) == (
+        "the network says 8.5, 3.1 above the games' estimate but inside their interval")
+    assert model_error({**RECORD, "network_estimate": 8.6}) == (
+        "the network says 8.6, outside the games' interval by 1.6: the model's error")
+    assert model_error({**RECORD, "network_estimate": 0.0}) == (
+        "the network says <= 0, outside the games' interval by 4: the model's error")
+    # An open end bounds nothing: only the estimate is compared.
+    open_high = {**RECORD, "interval": [4, None], "network_estimate": 15.0}
+    assert model_error(open_high) == (
+        "the network says >= 15, 9.6 above the games' estimate but inside their interval")
+    assert model_error({**RECORD, "interval": [None, 7], "network_estimate": 9.0}) == (
+        "the network says 9, outside the games' interval by 2: the model's error")
+    # The exact value, where the solver has one, decides alone.
+    side2 = {**RECORD, "side": 2, "exact": 2.5, "estimate": 2.5, "interval": [2, 3]}
+    assert model_error({**side2, "network_estimate": 11.5}) == (
+        "the network says 11.5, 9 above the exact value: the model's error")
+    assert model_error({**side2, "network_estimate": 3.9}) is None
+    assert model_error({**side2, "interval": [0, 15], "network_estimate": 4.5}) == (
+        "the network says 4.5, 2 above the exact value: the model's error")
+    # Nothing to compare: no network estimate (a UCT atlas), a crossing beyond the range.
+    assert model_error(RECORD) is None
     assert model_error({**RECORD, "network_estimate": float("nan")}) is None
+    assert model_error({**RECORD, "network_estimate": 15.0, "estimate": None,
+                        "estimate_side": "above", "interval": [15, None]}) is None
+    # The column: a clipped estimate reads as the range's end.
+    assert network_text({**RECORD, "network_estimate": 12.96}) == "13"
+    assert network_text({**RECORD, "network_estimate": 15.0}) == ">= 15"
+    assert network_text(RECORD) == "-"
     page = designer_summary({"records": {"a": {**RECORD, "network_estimate": 12.96}}})
     row = next(line for line in page.splitlines() if line.startswith("| 6 |"))
     assert "| 6 | 5.4 | [4, 7] | - | 13 | 50% (komi 6) |" in row
-    assert row.endswith("| still moving with search strength; the network says 13, 7.6 "
-                        "above the games: the model's error |")
+    assert row.endswith("| still moving with search strength; the network says 13, outside "
+                        "the games' interval by 6: the model's error |")
 
 
 def test_each_row_names_the_model_and_search_that_measured_it():
