@@ -14,6 +14,17 @@ recipes, train commands, machine, commit, what each run reached, matches and a v
         big=network.blocks=6,network.channels=48 --minutes 30 --name width
     python -m benchmarks.learning_race --recipes-file race.yaml --dry-run
     python -m benchmarks.learning_race small= big=network=b6c64 --skip-train --games 100
+    python -m benchmarks.learning_race base= spp3=train.samples_per_position=3 \\
+        --reuse base=runs/race-spp/base --minutes 60
+
+`--reuse RECIPE=RUN_DIR` takes a recipe's finished run from an earlier race instead of
+training it again, when the log beside it (RUN_DIR.log) shows the settings this race would
+train it with: the same overrides after `train` (base, recipe, seed, minutes), whatever the
+run dir, interpreter or pinned core; the code version is not compared. The run must have
+finished its minutes (its summary.json) with an intact checkpoint. The page marks the reused
+rows and the date their logs were written; they count as equal time only when they trained
+on the same machine beside the same other load, and reproducing the race from scratch means
+dropping `--reuse`.
 
 A recipe is NAME=OVERRIDES (comma-separated, commas inside [...] kept; empty: the base
 alone), or a YAML file of `NAME: [override, ...]`. Run dirs go to runs/race-NAME/RECIPE (the
@@ -34,15 +45,22 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from benchmarks.general_targets import DEFAULT_GAMES, DEFAULT_SIMULATIONS, FairKomi, network_spec
+from benchmarks.race_page import (
+    MatchRecord,
+    Recipe,
+    RunProgress,
+    git_commit,
+    machine,
+    render_page,
+    verdict,
+)
 from catena_zero.arena.match import play_match
 from catena_zero.arena.specs import AgentFactory, parse_agent_spec
-from catena_zero.arena.stats import match_score, wilson_interval
 from catena_zero.data.atomic import atomic_write_text
 from catena_zero.export.evaluator import read_model_network
 from catena_zero.play.bundled import bundled_general_path
@@ -61,42 +79,6 @@ Log = Callable[[str], None]
 
 class RaceInputError(ValueError):
     """Bad command-line input: one line on stderr, exit 2."""
-
-
-@dataclass(frozen=True)
-class Recipe:
-    name: str
-    overrides: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class RunProgress:
-    """What a recipe's run reached: its newest intact checkpoint's counters."""
-
-    checkpoint: str
-    steps: int
-    iterations: int
-    games: int
-    positions: int
-    minutes: float | None  # the loop's own minutes (summary.json); None when it has none
-
-
-@dataclass(frozen=True)
-class MatchRecord:
-    """One match from player A's side; the rest follows from the counts, as in the arena."""
-
-    player_a: str
-    player_b: str
-    wins: int
-    draws: int
-    losses: int
-
-    def summary(self) -> tuple[int, float, float, float]:
-        """(games, score with draws as half, Wilson 95% low, high)."""
-        games = self.wins + self.draws + self.losses
-        low, high = wilson_interval(self.wins + 0.5 * self.draws, games)
-        score = match_score(self.wins, self.draws, self.losses)
-        return games, float(score), float(low), float(high)
 
 
 def split_overrides(text: str) -> list[str]:
@@ -235,82 +217,6 @@ def play_matches(recipes: list[Recipe], progress: dict[str, RunProgress],
     return records, f"{komi} ({source}; reference {reference.name})"
 
 
-def verdict(records: list[MatchRecord], names: list[str]) -> str:
-    """One line: each head-to-head pair's winner and whether its interval excludes 50%."""
-    parts = []
-    for record in (r for r in records if r.player_a in names and r.player_b in names):
-        games, score, low, high = record.summary()
-        player_a, player_b = record.player_a, record.player_b
-        shown = f"{player_a}'s score {score:.3f} [{low:.3f}, {high:.3f}] over {games} games"
-        if score == 0.5:
-            parts.append(f"{player_a} and {player_b} tied head to head ({shown})")
-            continue
-        winner, loser = (player_a, player_b) if score > 0.5 else (player_b, player_a)
-        excludes = "excludes" if low > 0.5 or high < 0.5 else "does not exclude"
-        parts.append(f"{winner} beat {loser} head to head ({shown}); the interval {excludes} 50%")
-    return "; ".join(parts) + "."
-
-
-def command_output(command: list[str]) -> str | None:
-    """The stripped stdout of `command`; None when it cannot run or fails."""
-    try:
-        return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
-def machine() -> str:
-    """`lscpu`'s model name and whether the CPU has AMX and AVX-512 (bf16 inference)."""
-    fields = {key.strip(): value.strip() for key, _, value in
-              (line.partition(":") for line in (command_output(["lscpu"]) or "").splitlines())}
-    flags = fields.get("Flags", "").split()
-    amx, avx512 = ("yes" if any(flag.startswith(name) for flag in flags) else "no"
-                   for name in ("amx", "avx512"))
-    return (f"{fields.get('Model name', 'unknown CPU')}, {os.cpu_count()} cores; "
-            f"AMX: {amx}, AVX-512: {avx512}")
-
-
-def git_commit() -> str:
-    commit = command_output(["git", "rev-parse", "--short", "HEAD"])
-    if commit is None:
-        return "unknown (not a git checkout)"
-    dirty = command_output(["git", "status", "--porcelain", "--untracked-files=no"])
-    return f"`{commit}`" + (" with uncommitted changes" if dirty else "")
-
-
-def render_page(name: str, date: str, settings: dict[str, str], recipes: list[Recipe],
-                base: list[str], commands: dict[str, str], progress: dict[str, RunProgress],
-                records: list[MatchRecord]) -> str:
-    """The results page; `settings`: race, track, komi, matches, commit, machine, pinning,
-    reproduce (one phrase each)."""
-    lines = [f"# Learning race {name}", "",
-             f"**Verdict:** {verdict(records, [recipe.name for recipe in recipes])}", "",
-             f"- **Race:** {settings['race']}",
-             f"- **Matches:** on {settings['track']} at komi {settings['komi']}; "
-             f"{settings['matches']}",
-             f"- **When, code:** {date}, commit {settings['commit']}.",
-             f"- **Machine:** {settings['machine']}; {settings['pinning']}.",
-             f"- **Reproduce:** `{settings['reproduce']}`", "", "## Recipes", "",
-             "| recipe | overrides | minutes | steps | iterations | games | positions |",
-             "|---|---|---:|---:|---:|---:|---:|"]
-    for recipe in recipes:
-        run = progress[recipe.name]
-        shown = " ".join(recipe.overrides).replace("|", "\\|") or "(the base alone)"
-        minutes = "n/a" if run.minutes is None else f"{run.minutes:.1f}"
-        lines.append(f"| {recipe.name} | `{shown}` | {minutes} | {run.steps} | "
-                     f"{run.iterations} | {run.games} | {run.positions} |")
-    lines += ["", f"Base overrides of every recipe: `{' '.join(base)}`. Minutes are the "
-              "training loop's own; steps, iterations, games and positions are the final "
-              "checkpoint's counters. Train commands:", "", "```", *commands.values(), "```",
-              "", "## Matches", "", "| player A | player B | games | A wins-draws-losses | "
-              "A's score | 95% interval |", "|---|---|---:|---|---:|---|"]
-    for record in records:
-        games, score, low, high = record.summary()
-        lines.append(f"| {record.player_a} | {record.player_b} | {games} | {record.wins}-"
-                     f"{record.draws}-{record.losses} | {score:.3f} | [{low:.3f}, {high:.3f}] |")
-    return "\n".join(lines) + "\n"
-
-
 def recorded_command(log_path: Path, fallback: list[str]) -> str:
     """The command a run was trained with (its log's first line); else what it would be."""
     try:
@@ -318,6 +224,69 @@ def recorded_command(log_path: Path, fallback: list[str]) -> str:
     except (OSError, IndexError):
         first = ""
     return first[2:] if first.startswith("$ ") else shlex.join(fallback) + "  # reconstructed"
+
+
+def training_settings(command: list[str]) -> list[str]:
+    """The overrides after `train` in a train command, less `run_dir=`: what makes two runs
+    the same recipe wherever they were written (the interpreter and pinned core may differ)."""
+    settings = command[command.index("train") + 1:] if "train" in command else command
+    return [item for item in settings if not item.startswith("run_dir=")]
+
+
+def reuse_log(run_dir: Path) -> Path:
+    """The train log a race writes beside a recipe's run dir."""
+    return run_dir.parent / f"{run_dir.name}.log"
+
+
+def check_reused(name: str, run_dir: Path, command: list[str]) -> None:
+    """Refuse `--reuse name=run_dir` unless its log shows this race's settings for `name`."""
+    log_path = reuse_log(run_dir)
+    try:
+        first = log_path.read_text().splitlines()[0]
+    except (OSError, IndexError):
+        raise RaceInputError(f"--reuse {name}: {log_path} is missing or empty (a race's "
+                             f"train log, its first line the command)") from None
+    try:
+        recorded = shlex.split(first[2:]) if first.startswith("$ ") else []
+    except ValueError:
+        recorded = []
+    if not recorded:
+        raise RaceInputError(f"--reuse {name}: {log_path} does not start with the command")
+    had, wanted = training_settings(recorded), training_settings(command)
+    if had != wanted:
+        missing = [item for item in wanted if item not in had]
+        extra = [item for item in had if item not in wanted]
+        parts = ([f"without {', '.join(map(repr, missing))}"] if missing else []) + (
+            [f"with {', '.join(map(repr, extra))}"] if extra else [])
+        raise RaceInputError(f"--reuse {name}: {run_dir} was trained with other settings "
+                             f"({'; '.join(parts) or 'the same ones in another order'})")
+
+
+def check_finished(name: str, run_dir: Path, minutes: float) -> RunProgress:
+    """A reused run's progress, refused unless it ran its minutes and left an intact
+    checkpoint (checked before this race trains anything)."""
+    try:
+        checkpoint, _ = load_latest_intact_checkpoint(run_dir / "checkpoints")
+    except (OSError, ValueError) as error:  # every checkpoint there damaged
+        raise RaceInputError(f"--reuse {name}: {error}") from None
+    if checkpoint is None:
+        raise RaceInputError(f"--reuse {name}: {run_dir} holds no checkpoint")
+    progress = run_progress(run_dir)
+    if progress.minutes is None:
+        raise RaceInputError(f"--reuse {name}: {run_dir} has no summary.json: the run did "
+                             f"not finish")
+    if progress.minutes < 0.95 * minutes:  # the loop stops at its bound, a little after
+        raise RaceInputError(f"--reuse {name}: {run_dir} stopped after "
+                             f"{progress.minutes:.1f} of {minutes:g} minutes")
+    return progress
+
+
+def written_on(path: Path) -> str:
+    """The UTC date a file was last written, YYYY-MM-DD ("unknown" when unreadable)."""
+    try:
+        return time.strftime("%Y-%m-%d", time.gmtime(path.stat().st_mtime))
+    except OSError:
+        return "unknown"
 
 
 def parse_arguments(argv: list[str]) -> argparse.Namespace:
@@ -344,6 +313,8 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     add("--out-dir", type=Path, help="run dirs (default runs/race-NAME)")
     add("--page", type=Path, help="default docs/results/YYYY-MM-DD-race-NAME.md")
     add("--skip-train", action="store_true", help="reuse the finished runs: matches and page")
+    add("--reuse", action="append", default=[], metavar="RECIPE=RUN_DIR",
+        help="take RECIPE's finished run from an earlier race with the same settings")
     add("--dry-run", action="store_true", help="print the commands only")
     arguments = parser.parse_args(argv)
     arguments.argv = list(argv)  # for the page's command that reproduces the race
@@ -385,6 +356,19 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     arguments.base = [check_override(item, "--base") for text in arguments.base
                       for item in split_overrides(text)] or default_base(arguments.track)
     arguments.out_dir = arguments.out_dir or Path("runs") / f"race-{arguments.name}"
+    arguments.reuse_dirs = {}
+    for text in arguments.reuse:
+        name, equals, run_dir = text.partition("=")
+        if not equals or not run_dir:
+            raise RaceInputError(f"--reuse {text!r}: expected RECIPE=RUN_DIR")
+        if name not in names:
+            raise RaceInputError(f"--reuse {text!r}: {name!r} is not one of the recipes {names}")
+        if name in arguments.reuse_dirs:
+            raise RaceInputError(f"--reuse: recipe {name!r} is given more than once")
+        arguments.reuse_dirs[name] = Path(run_dir)
+    if len(arguments.reuse_dirs) == len(names):
+        raise RaceInputError("--reuse: every recipe is reused; a race trains at least one "
+                             "(to replay one race's matches: --skip-train, without --reuse)")
     return arguments
 
 
@@ -395,23 +379,32 @@ def run(arguments: argparse.Namespace, log: Log = print) -> Path | None:
     commands = {recipe.name: train_command(recipe, arguments.base, out_dir / recipe.name,
                                            arguments.seed, arguments.minutes, core)
                 for recipe in recipes}
+    run_dirs = {recipe.name: arguments.reuse_dirs.get(recipe.name, out_dir / recipe.name)
+                for recipe in recipes}
+    reused = arguments.reuse_dirs
+    for name, run_dir in reused.items():
+        check_reused(name, run_dir, commands[name])
+    trained = {name: command for name, command in commands.items() if name not in reused}
     if arguments.dry_run:
-        for command in commands.values():
-            log(shlex.join(command))
+        for name, command in commands.items():
+            log(f"# {name}: reused from {reused[name]}" if name in reused else shlex.join(command))
         pairs = [f"{first.name} vs {second.name}"
                  for first, second in itertools.combinations(recipes, 2)]
         pairs += [f"{recipe.name} vs {spec}" for recipe in recipes for spec in arguments.opponents]
         log(f"then {arguments.games}-game matches on {arguments.track}: {', '.join(pairs)}")
         return None
+    finished = {name: check_finished(name, run_dir, arguments.minutes)
+                for name, run_dir in reused.items()}
     if not arguments.skip_train:
-        held = [name for name in commands if any((out_dir / name / "checkpoints").glob("*"))]
+        held = [name for name in trained if any((out_dir / name / "checkpoints").glob("*"))]
         if held:
             raise RaceInputError(f"{out_dir / held[0]} already holds checkpoints: pass "
                                  f"--skip-train to reuse the runs, or choose another --out-dir")
         out_dir.mkdir(parents=True, exist_ok=True)
-        check_configs(commands)
-        train_all(commands, out_dir, log)
-    progress = {recipe.name: run_progress(out_dir / recipe.name) for recipe in recipes}
+        check_configs(trained)
+        train_all(trained, out_dir, log)
+    progress = {name: finished.get(name) or run_progress(run_dir)
+                for name, run_dir in run_dirs.items()}
     torch.set_num_threads(1)  # the matches, like the training, on the one core
     if core is not None and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {core})
@@ -425,15 +418,21 @@ def run(arguments: argparse.Namespace, log: Log = print) -> Path | None:
         "matches": f"{arguments.games} games a match, colours alternating, "
                    f"{arguments.simulations} simulations a move for the trained nets.",
         "pinning": ("matches on the runs trained earlier (their commands below)"
-                    if arguments.skip_train else f"the recipes trained one after another, then "
-                    f"the matches, on core {core}" if core is not None else "not pinned"),
+                    if arguments.skip_train else f"the {'other ' if reused else ''}recipes "
+                    f"trained one after another, then the matches, on core {core}"
+                    if core is not None else "not pinned")
+                   + "".join(f"; {name}'s run reused from an earlier race ({run_dir}, its log "
+                             f"written {written_on(reuse_log(run_dir))}, the same settings)"
+                             for name, run_dir in reused.items()),
         "reproduce": shlex.join(["python", "-m", "benchmarks.learning_race", *arguments.argv]),
+        "reproduce_note": "(without `--reuse` to train every recipe afresh)" if reused else "",
     }
-    shown = {recipe.name: recorded_command(out_dir / f"{recipe.name}.log",
-                                           commands[recipe.name]) for recipe in recipes}
+    shown = {name: recorded_command(reuse_log(run_dir), commands[name])
+             for name, run_dir in run_dirs.items()}
     page.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(page, render_page(arguments.name, date, settings, recipes,
-                                        arguments.base, shown, progress, records))
+                                        arguments.base, shown, progress, records,
+                                        reused=set(reused)))
     log(f"wrote {page}: {verdict(records, [recipe.name for recipe in recipes])}")
     return page
 

@@ -4,6 +4,8 @@ real tiny race end to end."""
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -158,6 +160,10 @@ def test_the_verdict_names_the_winner_and_whether_the_interval_excludes_even() -
     (["greedy=", "b="], "recipe names ['greedy'] are also --opponents"),
     (["a=", "b=", "--name", "Not_A_Page"], "--name 'Not_A_Page': lower-case letters"),
     (["a=", "b=", "--core", "4096"], "--core 4096: this process may use cores"),
+    (["a=", "b=", "--reuse", "c=runs/x"], "--reuse 'c=runs/x': 'c' is not one of the recipes"),
+    (["a=", "b=", "--reuse", "a"], "--reuse 'a': expected RECIPE=RUN_DIR"),
+    (["a=", "b=", "--reuse", "a=x", "--reuse", "a=y"], "recipe 'a' is given more than once"),
+    (["a=", "b=", "--reuse", "a=x", "--reuse", "b=y"], "every recipe is reused"),
 ])
 def test_bad_input_is_one_line_and_exit_2(arguments: list[str], message: str, capsys) -> None:
     assert learning_race.main([*arguments, "--dry-run"]) == 2
@@ -187,6 +193,65 @@ def test_runs_are_neither_overwritten_nor_invented(tmp_path: Path, capsys) -> No
     assert not (tmp_path / "a").exists() and not (tmp_path / "page.md").exists()
 
 
+def _earlier_run(tmp_path: Path, recipe: Recipe, minutes: float, core: int | None) -> Path:
+    """A finished run of an earlier race: its run dir with a checkpoint, its log beside it."""
+    run_dir = tmp_path / "earlier" / recipe.name
+    (run_dir / "checkpoints").mkdir(parents=True)
+    (run_dir / "checkpoints" / "checkpoint-step000000004-iter000001.pt").write_bytes(b"")
+    command = learning_race.train_command(recipe, learning_race.default_base("6/komi/standard"),
+                                          run_dir, 0, minutes, core)
+    (tmp_path / "earlier" / f"{recipe.name}.log").write_text(
+        f"$ {shlex.join(command)}\ntrain: ...\n")
+    return run_dir
+
+
+def test_a_run_of_an_earlier_race_is_reused_only_with_the_same_settings(
+        tmp_path: Path, capsys) -> None:
+    # Trained on another core and into another run dir: still the same recipe.
+    earlier = _earlier_run(tmp_path, Recipe("base", ()), 60.0, 0)
+    race = ["base=", "spp3=train.samples_per_position=3", "--seed", "0", "--out-dir",
+            str(tmp_path / "race")]
+    assert learning_race.main([*race, "--minutes", "60", "--reuse", f"base={earlier}",
+                               "--dry-run"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == f"# base: reused from {earlier}"
+    assert printed[1].endswith("train.samples_per_position=3") and "race/spp3" in printed[1]
+    # Another budget, another seed or another recipe under the same name: refused.
+    for changed, message in ((["--minutes", "30"], "without 'max_minutes=30'; with "
+                              "'max_minutes=60'"),
+                             (["--minutes", "60", "--seed", "1"], "without 'seed=1'; with "
+                              "'seed=0'")):
+        assert learning_race.main([*race, *changed, "--reuse", f"base={earlier}",
+                                   "--dry-run"]) == 2
+        error = capsys.readouterr().err
+        assert f"--reuse base: {earlier} was trained with other settings" in error
+        assert message in error
+    assert learning_race.main(["base=network=b2c24", "b=", "--minutes", "60", "--reuse",
+                               f"base={earlier}", "--dry-run"]) == 2
+    assert "other settings (without 'network=b2c24')" in capsys.readouterr().err
+    reordered = tmp_path / "earlier" / "base.log"
+    command = shlex.split(reordered.read_text().splitlines()[0][2:])
+    command[-1], command[-2] = command[-2], command[-1]
+    reordered.write_text(f"$ {shlex.join(command)}\n")
+    assert learning_race.main([*race, "--minutes", "60", "--reuse", f"base={earlier}",
+                               "--dry-run"]) == 2
+    assert "(the same ones in another order)" in capsys.readouterr().err
+    # No log, or a log that does not start with the command: refused.
+    (tmp_path / "earlier" / "base.log").write_text("train: ...\n")
+    assert learning_race.main([*race, "--minutes", "60", "--reuse", f"base={earlier}"]) == 2
+    assert "base.log does not start with the command" in capsys.readouterr().err
+    (tmp_path / "earlier" / "base.log").unlink()
+    assert learning_race.main([*race, "--minutes", "60", "--reuse", f"base={earlier}"]) == 2
+    assert "base.log is missing or empty" in capsys.readouterr().err
+    # The right settings but no intact checkpoint (an empty file is not one): refused before
+    # anything trains, as a run without its summary (stopped early) is.
+    other = _earlier_run(tmp_path / "other", Recipe("base", ()), 60.0, None)
+    assert learning_race.main([*race, "--minutes", "60", "--reuse", f"base={other}"]) == 2
+    assert f"--reuse base: no intact checkpoint in {other / 'checkpoints'}" in \
+        capsys.readouterr().err
+    assert not (tmp_path / "race").exists()
+
+
 def test_a_misspelt_key_is_refused_before_any_training(tmp_path: Path, capsys) -> None:
     arguments = ["bad=network.blokcs=6", "good=", "--out-dir", str(tmp_path)]
     assert learning_race.main(arguments) == 2
@@ -209,7 +274,8 @@ def test_a_tiny_race_end_to_end(tmp_path: Path) -> None:
     assert f"wrote {page}: " in done.stdout
     text = page.read_text()
     assert text.startswith("# Learning race tiny\n\n**Verdict:** ")
-    assert "at komi 12 (model file 11.66; reference general.pt)" in text
+    # The bundled general.pt's own side-4 estimate, rounded to a legal komi.
+    assert re.search(r"at komi \d+ \(model file \d+\.\d+; reference general\.pt\)", text)
     assert "2 recipes trained from scratch for 0.1 minutes each, seed 5" in text
     for name in ("small", "wide"):
         log_line = (out_dir / f"{name}.log").read_text().splitlines()[0]
@@ -228,3 +294,33 @@ def test_a_tiny_race_end_to_end(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr[-2000:]
     assert "training" not in again.stdout
     assert "# reconstructed" not in (tmp_path / "again.md").read_text()
+    # A new race that reuses one of these runs trains only its new recipe.
+    third = tmp_path / "third.md"
+    reuse = [sys.executable, "-m", "benchmarks.learning_race", "small=network=b1c16",
+             "more=network=b1c16,train.samples_per_position=2", "--base",
+             "preset=tiny,side=4,gating.enabled=false,probe.every=0,tensorboard=false",
+             "--track", "4/komi/standard", "--minutes", "0.1", "--games", "4",
+             "--simulations", "2", "--opponents", "greedy", "--seed", "5", "--name", "tiny",
+             "--out-dir", str(tmp_path / "runs3"), "--page", str(third),
+             "--reuse", f"small={out_dir / 'small'}"]
+    # A run that did not finish its minutes (no summary.json) is refused before any training.
+    stopped = tmp_path / "stopped" / "small"
+    shutil.copytree(out_dir / "small", stopped)
+    shutil.copy(out_dir / "small.log", tmp_path / "stopped" / "small.log")
+    (stopped / "summary.json").unlink()
+    refused = subprocess.run([*reuse[:-1], f"small={stopped}"], cwd=ROOT, capture_output=True,
+                             text=True, timeout=600)
+    assert refused.returncode == 2 and "training" not in refused.stdout
+    assert f"--reuse small: {stopped} has no summary.json: the run did not finish" in \
+        refused.stderr
+    reused = subprocess.run(reuse, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert reused.returncode == 0, reused.stderr[-2000:]
+    assert "training more" in reused.stdout and "training small" not in reused.stdout
+    assert not (tmp_path / "runs3" / "small").exists()
+    text = third.read_text()
+    assert f"the other recipes trained one after another, then the matches, on core {CORE}; " \
+        f"small's run reused from an earlier race ({out_dir / 'small'}, its log written " in text
+    assert "(without `--reuse` to train every recipe afresh)" in text
+    assert "| small (reused) | `network=b1c16` |" in text
+    assert (out_dir / "small.log").read_text().splitlines()[0][2:] in text.splitlines()
+    assert "| small | more | 4 |" in text

@@ -1,0 +1,126 @@
+"""The results page of a learning race (benchmarks/learning_race.py): its records, verdict,
+the machine and commit it ran on, and the Markdown it writes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+
+from catena_zero.arena.stats import match_score, wilson_interval
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    overrides: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    """What a recipe's run reached: its newest intact checkpoint's counters."""
+
+    checkpoint: str
+    steps: int
+    iterations: int
+    games: int
+    positions: int
+    minutes: float | None  # the loop's own minutes (summary.json); None when it has none
+
+
+@dataclass(frozen=True)
+class MatchRecord:
+    """One match from player A's side; the rest follows from the counts, as in the arena."""
+
+    player_a: str
+    player_b: str
+    wins: int
+    draws: int
+    losses: int
+
+    def summary(self) -> tuple[int, float, float, float]:
+        """(games, score with draws as half, Wilson 95% low, high)."""
+        games = self.wins + self.draws + self.losses
+        low, high = wilson_interval(self.wins + 0.5 * self.draws, games)
+        score = match_score(self.wins, self.draws, self.losses)
+        return games, float(score), float(low), float(high)
+
+
+def verdict(records: list[MatchRecord], names: list[str]) -> str:
+    """One line: each head-to-head pair's winner and whether its interval excludes 50%."""
+    parts = []
+    for record in (r for r in records if r.player_a in names and r.player_b in names):
+        games, score, low, high = record.summary()
+        player_a, player_b = record.player_a, record.player_b
+        shown = f"{player_a}'s score {score:.3f} [{low:.3f}, {high:.3f}] over {games} games"
+        if score == 0.5:
+            parts.append(f"{player_a} and {player_b} tied head to head ({shown})")
+            continue
+        winner, loser = (player_a, player_b) if score > 0.5 else (player_b, player_a)
+        excludes = "excludes" if low > 0.5 or high < 0.5 else "does not exclude"
+        parts.append(f"{winner} beat {loser} head to head ({shown}); the interval {excludes} 50%")
+    return "; ".join(parts) + "."
+
+
+def command_output(command: list[str]) -> str | None:
+    """The stripped stdout of `command`; None when it cannot run or fails."""
+    try:
+        return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def machine() -> str:
+    """`lscpu`'s model name and whether the CPU has AMX and AVX-512 (bf16 inference)."""
+    fields = {key.strip(): value.strip() for key, _, value in
+              (line.partition(":") for line in (command_output(["lscpu"]) or "").splitlines())}
+    flags = fields.get("Flags", "").split()
+    amx, avx512 = ("yes" if any(flag.startswith(name) for flag in flags) else "no"
+                   for name in ("amx", "avx512"))
+    return (f"{fields.get('Model name', 'unknown CPU')}, {os.cpu_count()} cores; "
+            f"AMX: {amx}, AVX-512: {avx512}")
+
+
+def git_commit() -> str:
+    commit = command_output(["git", "rev-parse", "--short", "HEAD"])
+    if commit is None:
+        return "unknown (not a git checkout)"
+    dirty = command_output(["git", "status", "--porcelain", "--untracked-files=no"])
+    return f"`{commit}`" + (" with uncommitted changes" if dirty else "")
+
+
+def render_page(name: str, date: str, settings: dict[str, str], recipes: list[Recipe],
+                base: list[str], commands: dict[str, str], progress: dict[str, RunProgress],
+                records: list[MatchRecord], reused: set[str] = frozenset()) -> str:
+    """The results page; `settings`: race, track, komi, matches, commit, machine, pinning,
+    reproduce (one phrase each) and optionally reproduce_note; `reused`: the recipes whose
+    runs came from an earlier race, marked in the table."""
+    lines = [f"# Learning race {name}", "",
+             f"**Verdict:** {verdict(records, [recipe.name for recipe in recipes])}", "",
+             f"- **Race:** {settings['race']}",
+             f"- **Matches:** on {settings['track']} at komi {settings['komi']}; "
+             f"{settings['matches']}",
+             f"- **When, code:** {date}, commit {settings['commit']}.",
+             f"- **Machine:** {settings['machine']}; {settings['pinning']}.",
+             f"- **Reproduce:** `{settings['reproduce']}`"
+             + (f" {settings['reproduce_note']}" if settings.get("reproduce_note") else ""),
+             "", "## Recipes", "",
+             "| recipe | overrides | minutes | steps | iterations | games | positions |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for recipe in recipes:
+        run = progress[recipe.name]
+        shown = " ".join(recipe.overrides).replace("|", "\\|") or "(the base alone)"
+        minutes = "n/a" if run.minutes is None else f"{run.minutes:.1f}"
+        marked = f"{recipe.name} (reused)" if recipe.name in reused else recipe.name
+        lines.append(f"| {marked} | `{shown}` | {minutes} | {run.steps} | "
+                     f"{run.iterations} | {run.games} | {run.positions} |")
+    lines += ["", f"Base overrides of every recipe: `{' '.join(base)}`. Minutes are the "
+              "training loop's own; steps, iterations, games and positions are the final "
+              "checkpoint's counters. Train commands:", "", "```", *commands.values(), "```",
+              "", "## Matches", "", "| player A | player B | games | A wins-draws-losses | "
+              "A's score | 95% interval |", "|---|---|---:|---|---:|---|"]
+    for record in records:
+        games, score, low, high = record.summary()
+        lines.append(f"| {record.player_a} | {record.player_b} | {games} | {record.wins}-"
+                     f"{record.draws}-{record.losses} | {score:.3f} | [{low:.3f}, {high:.3f}] |")
+    return "\n".join(lines) + "\n"
