@@ -183,6 +183,11 @@ def run_progress(run_dir: Path) -> RunProgress:
     checkpoint, _ = load_latest_intact_checkpoint(run_dir / "checkpoints")
     if checkpoint is None:
         raise RaceInputError(f"{run_dir}: no checkpoint (train it first: drop --skip-train)")
+    return progress_of(run_dir, checkpoint)
+
+
+def progress_of(run_dir: Path, checkpoint) -> RunProgress:
+    """What the run in `run_dir` reached: `checkpoint`'s counters and its summary's minutes."""
     try:
         minutes = float(json.loads((run_dir / "summary.json").read_text())["minutes"])
     except (OSError, ValueError, KeyError, TypeError):
@@ -217,13 +222,23 @@ def play_matches(recipes: list[Recipe], progress: dict[str, RunProgress],
     return records, f"{komi} ({source}; reference {reference.name})"
 
 
+def first_line(log_path: Path) -> str | None:
+    """A train log's first line; None when the log is missing, unreadable or empty."""
+    try:
+        return log_path.read_text().splitlines()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def logged_command(first: str | None) -> str | None:
+    """The command a race's train log starts with (its first line "$ COMMAND"), else None."""
+    return first[2:] if first is not None and first.startswith("$ ") else None
+
+
 def recorded_command(log_path: Path, fallback: list[str]) -> str:
     """The command a run was trained with (its log's first line); else what it would be."""
-    try:
-        first = log_path.read_text().splitlines()[0]
-    except (OSError, IndexError):
-        first = ""
-    return first[2:] if first.startswith("$ ") else shlex.join(fallback) + "  # reconstructed"
+    logged = logged_command(first_line(log_path))
+    return logged if logged is not None else shlex.join(fallback) + "  # reconstructed"
 
 
 def training_settings(command: list[str]) -> list[str]:
@@ -241,13 +256,12 @@ def reuse_log(run_dir: Path) -> Path:
 def check_reused(name: str, run_dir: Path, command: list[str]) -> None:
     """Refuse `--reuse name=run_dir` unless its log shows this race's settings for `name`."""
     log_path = reuse_log(run_dir)
-    try:
-        first = log_path.read_text().splitlines()[0]
-    except (OSError, IndexError):
+    first = first_line(log_path)
+    if first is None:
         raise RaceInputError(f"--reuse {name}: {log_path} is missing or empty (a race's "
-                             f"train log, its first line the command)") from None
+                             f"train log, its first line the command)")
     try:
-        recorded = shlex.split(first[2:]) if first.startswith("$ ") else []
+        recorded = shlex.split(logged_command(first) or "")
     except ValueError:
         recorded = []
     if not recorded:
@@ -271,7 +285,7 @@ def check_finished(name: str, run_dir: Path, minutes: float) -> RunProgress:
         raise RaceInputError(f"--reuse {name}: {error}") from None
     if checkpoint is None:
         raise RaceInputError(f"--reuse {name}: {run_dir} holds no checkpoint")
-    progress = run_progress(run_dir)
+    progress = progress_of(run_dir, checkpoint)
     if progress.minutes is None:
         raise RaceInputError(f"--reuse {name}: {run_dir} has no summary.json: the run did "
                              f"not finish")
