@@ -136,7 +136,7 @@ def compare_options(net: nn.Module, side: int, options: list[str], batches: list
                     repeats: int, seconds: float, log=print) -> list[dict]:
     """One row per (batch, option): median pos/cpu-s, ratio to the default option, largest
     deviation from float32 (`deviations`), build and first-call (compile) seconds."""
-    reduced = inference_dtype(torch.device("cpu")) is not None  # bfloat16 on an AMX CPU
+    reduced = inference_dtype(torch.device("cpu")) is not None  # bf16 on AMX or AVX512-BF16
     defaults = {batch_size: "bfloat16" if reduced and batch_size >= REDUCED_PRECISION_MIN_BATCH
                 else "float32" for batch_size in batches}
     built = {option: build_option(net, option)

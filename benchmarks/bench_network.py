@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         "--train", action="store_true", help="also time training steps at batch 256"
     )
     parser.add_argument("--precision", default="auto", choices=INFERENCE_PRECISIONS,
-                        help="inference precision (auto: bf16 on a GPU or an AMX CPU)")
+                        help="inference precision (auto: bf16 on a GPU or a bf16 CPU)")
     parser.add_argument("--compare-layouts", action="store_true",
                         help="instead: contiguous against channels-last weights and inputs"
                              " (float32), alternated --repeats times, medians of pos/cpu-s")

@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu",
                         help="where the network runs: cpu, cuda or auto (bf16 on a GPU)")
     parser.add_argument("--precision", default="auto", choices=INFERENCE_PRECISIONS,
-                        help="inference precision (auto: bf16 on a GPU or an AMX CPU)")
+                        help="inference precision (auto: bf16 on a GPU or a bf16 CPU)")
     parser.add_argument("--json", default="", help="also write the JSON here")
     parser.add_argument("--override", nargs="*", default=[],
                         help="extra Hydra overrides for the train config, e.g. "

@@ -71,14 +71,15 @@ def command_output(command: list[str]) -> str | None:
 
 
 def machine() -> str:
-    """`lscpu`'s model name and whether the CPU has AMX and AVX-512 (bf16 inference)."""
+    """`lscpu`'s model name and its bf16 features: AMX, AVX512-BF16, AVX-512."""
     fields = {key.strip(): value.strip() for key, _, value in
               (line.partition(":") for line in (command_output(["lscpu"]) or "").splitlines())}
     flags = fields.get("Flags", "").split()
     amx, avx512 = ("yes" if any(flag.startswith(name) for flag in flags) else "no"
                    for name in ("amx", "avx512"))
+    avx512_bf16 = "yes" if "avx512_bf16" in flags else "no"
     return (f"{fields.get('Model name', 'unknown CPU')}, {os.cpu_count()} cores; "
-            f"AMX: {amx}, AVX-512: {avx512}")
+            f"AMX: {amx}, AVX512-BF16: {avx512_bf16}, AVX-512: {avx512}")
 
 
 def git_commit() -> str:

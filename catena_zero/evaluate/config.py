@@ -47,7 +47,7 @@ class EvaluateConfig:
     max_legal: int = 10  # endgame: judge positions with at most this many legal cells
     shards: int = 3  # generalisation: the run's newest shards to compare with
     weights: str = "published"  # the run's averaged weights when kept, or "trained" (latest)
-    precision: str = "auto"  # inference precision (auto: bfloat16 on an AMX CPU)
+    precision: str = "auto"  # inference precision (auto: bfloat16 on a CPU with AMX or AVX512-BF16)
     threads: int = 1  # torch CPU threads
     seed: int = 0  # seeds the games, the komi sweep and the baselines
     json: str = ""  # also write the report here (atomically)

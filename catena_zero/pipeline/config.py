@@ -63,7 +63,7 @@ class LoopConfig:
     resume: bool = False  # continue the run in run_dir from its newest checkpoint, exactly
     seed: int = 0  # seeds numpy and torch; a resumed run restores RNG states instead
     device: str = "auto"  # auto | cpu | cuda
-    # self-play network: auto (bf16 on a GPU or an AMX CPU) | float32 | bfloat16
+    # self-play network: auto (bf16 on a GPU or a bf16 CPU) | float32 | bfloat16
     inference_precision: str = "auto"
     # torch CPU threads of each process running the net (inline process, every Ray actor);
     # 0 = automatic (inline: torch's default; a Ray actor: 1)

@@ -48,9 +48,9 @@ def test_inference_dtype_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
     cpu = torch.device("cpu")
     assert inference_dtype(cpu, "float32") is None
     assert inference_dtype(cpu, "bfloat16") is torch.bfloat16
-    monkeypatch.setattr(device_module, "cpu_has_bfloat16_matrix_units", lambda: True)
+    monkeypatch.setattr(device_module, "cpu_has_fast_bfloat16", lambda: True)
     assert inference_dtype(cpu, "auto") is torch.bfloat16
-    monkeypatch.setattr(device_module, "cpu_has_bfloat16_matrix_units", lambda: False)
+    monkeypatch.setattr(device_module, "cpu_has_fast_bfloat16", lambda: False)
     assert inference_dtype(cpu, "auto") is None
     with pytest.raises(ValueError, match="precision must be one of"):
         inference_dtype(cpu, "float16")
@@ -145,3 +145,22 @@ def test_small_batches_run_the_float32_net() -> None:
     planes, globals_ = numpy_inputs(4, REDUCED_PRECISION_MIN_BATCH, seed=11)
     model(planes, globals_)
     assert model._copy is not None
+
+
+@pytest.mark.parametrize(("amx", "avx512_bf16", "expected"), [
+    (True, False, True), (False, True, True), (False, False, False), (None, True, True),
+])
+def test_fast_bfloat16_needs_amx_or_avx512_bf16(monkeypatch: pytest.MonkeyPatch, amx,
+                                                avx512_bf16, expected) -> None:
+    def answer(value):
+        def check() -> bool:
+            if value is None:  # a torch build whose probe fails
+                raise RuntimeError("cpuinfo failed")
+            return value
+        return check
+
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", answer(amx), raising=False)
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", answer(avx512_bf16),
+                        raising=False)
+    assert device_module.cpu_has_fast_bfloat16() is expected
+    assert (inference_dtype(torch.device("cpu"), "auto") is torch.bfloat16) is expected
