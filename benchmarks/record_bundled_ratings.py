@@ -5,6 +5,8 @@ picks the strongest bundled model per track (`catena_zero.play.bundled_ratings`)
     python -m benchmarks.record_bundled_ratings side4.pt --ratings runs/ratings/side4.json
     # from the per-track Elos a model file records (catena-zero export ratings=...)
     python -m benchmarks.record_bundled_ratings general.pt --from-model
+    # a bundled file renamed (git mv general.pt general-step38752.pt): its Elos follow it
+    python -m benchmarks.record_bundled_ratings general.pt --rename general-step38752.pt
 
 The table is `catena_zero/play/models/ratings.json` unless --table says otherwise; the
 model file must be bundled beside it. Elos against another reference are refused.
@@ -20,7 +22,7 @@ from catena_zero.export.metadata import ModelFileError
 from catena_zero.export.model_file import read_metadata
 from catena_zero.export.ratings import read_ratings
 from catena_zero.play.bundled import BUNDLED_DIRECTORY
-from catena_zero.play.bundled_ratings import RATINGS_NAME, record_ratings
+from catena_zero.play.bundled_ratings import RATINGS_NAME, record_ratings, rename_ratings
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,13 +31,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ratings", default="", help="a ratings file (general_targets)")
     parser.add_argument("--from-model", action="store_true",
                         help="take the Elos the model file itself records")
+    parser.add_argument("--rename", default="", metavar="NEW_NAME",
+                        help="move the model's Elos to the bundled file NEW_NAME")
     parser.add_argument("--table", default=str(BUNDLED_DIRECTORY / RATINGS_NAME))
     args = parser.parse_args(argv)
     table = Path(args.table)
     model_path = table.parent / args.model
     try:
-        if bool(args.ratings) == bool(args.from_model):
-            raise ValueError("give exactly one of --ratings FILE and --from-model")
+        if sum(map(bool, (args.ratings, args.from_model, args.rename))) != 1:
+            raise ValueError("give exactly one of --ratings FILE, --from-model and "
+                             "--rename NEW_NAME")
+        if args.rename:
+            if not (table.parent / args.rename).is_file():
+                raise ValueError(f"{table.parent / args.rename} is not a bundled model file")
+            recorded = rename_ratings(table, args.model, args.rename)
+            print(f"{table}: the Elos of {args.model} now belong to {args.rename}; "
+                  f"{len(recorded.models)} models in the table")
+            return 0
         if not model_path.is_file():
             raise ValueError(f"{model_path} is not a bundled model file")
         if args.ratings:

@@ -151,3 +151,23 @@ def record_ratings(table_path: str | os.PathLike, model_name: str, reference: st
     table = parse_bundled_ratings(document)
     atomic_write_text(table_path, table.to_json())
     return table
+
+
+def rename_ratings(table_path: str | os.PathLike, old_name: str,
+                   new_name: str) -> BundledRatings:
+    """Move `old_name`'s Elos to `new_name` in the table at `table_path`, atomically: the
+    step that goes with renaming a bundled file (general.pt kept as general-stepN.pt when a
+    new champion takes its name). ModelFileError when `old_name` is not in the table or
+    `new_name` already is (its Elos would be lost), or `new_name` is no plain .pt name."""
+    table = read_bundled_ratings(table_path)
+    if table is None or old_name not in table.models:
+        raise ModelFileError(f"bundled ratings {table_path}: {old_name!r} is not in the table")
+    if not MODEL_NAME.fullmatch(new_name):
+        raise ModelFileError(f"bundled ratings {table_path}: {new_name[:40]!r} is not a plain "
+                             f".pt file name")
+    if new_name in table.models:
+        raise ModelFileError(f"bundled ratings {table_path}: {new_name!r} is already rated; "
+                             f"rename it first")
+    table.models[new_name] = table.models.pop(old_name)
+    atomic_write_text(table_path, table.to_json())
+    return table
