@@ -179,10 +179,14 @@ def train_all(commands: dict[str, list[str]], out_dir: Path, log: Log = print) -
             raise RuntimeError(f"training {name} failed (exit {done.returncode}); see {log_path}")
 
 
-def run_progress(run_dir: Path) -> RunProgress:
+def run_progress(run_dir: Path, name: str = "") -> RunProgress:
     checkpoint, _ = load_latest_intact_checkpoint(run_dir / "checkpoints")
     if checkpoint is None:
-        raise RaceInputError(f"{run_dir}: no checkpoint (train it first: drop --skip-train)")
+        # A recipe reused in the race trained elsewhere: --skip-train alone looks for it here.
+        hint = f"; if the race reused {name}, give its --reuse {name}=RUN_DIR again" \
+            if name else ""
+        raise RaceInputError(f"{run_dir}: no checkpoint (train it first: drop --skip-train"
+                             f"{hint})")
     return progress_of(run_dir, checkpoint)
 
 
@@ -417,7 +421,7 @@ def run(arguments: argparse.Namespace, log: Log = print) -> Path | None:
         out_dir.mkdir(parents=True, exist_ok=True)
         check_configs(trained)
         train_all(trained, out_dir, log)
-    progress = {name: finished.get(name) or run_progress(run_dir)
+    progress = {name: finished.get(name) or run_progress(run_dir, name)
                 for name, run_dir in run_dirs.items()}
     torch.set_num_threads(1)  # the matches, like the training, on the one core
     if core is not None and hasattr(os, "sched_setaffinity"):

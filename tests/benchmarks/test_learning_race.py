@@ -185,7 +185,9 @@ def test_a_recipes_file_that_is_not_a_mapping_is_refused(tmp_path: Path, capsys)
 def test_runs_are_neither_overwritten_nor_invented(tmp_path: Path, capsys) -> None:
     common = ["a=", "b=", "--out-dir", str(tmp_path), "--page", str(tmp_path / "page.md")]
     assert learning_race.main([*common, "--skip-train"]) == 2
-    assert f"{tmp_path / 'a'}: no checkpoint (train it first" in capsys.readouterr().err
+    error = capsys.readouterr().err
+    assert f"{tmp_path / 'a'}: no checkpoint (train it first" in error
+    assert "give its --reuse a=RUN_DIR again" in error  # a reused recipe is looked for here
     (tmp_path / "b" / "checkpoints").mkdir(parents=True)
     (tmp_path / "b" / "checkpoints" / "checkpoint-step000000004-iter000001.pt").write_bytes(b"")
     assert learning_race.main(common) == 2
