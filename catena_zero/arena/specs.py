@@ -262,8 +262,10 @@ def read_network_file(path: str | os.PathLike, device: str = "auto",
     return NetworkFile(load_checkpoint_model(path, device), "checkpoint")
 
 
-def load_checkpoint_model(path: str | os.PathLike, device: str = "auto") -> Any:
-    """The network of a training checkpoint as an InferenceModel on `device`, for any board.
+def load_checkpoint_model(path: str | os.PathLike, device: str = "auto",
+                          precision: str = "auto") -> Any:
+    """The network of a training checkpoint as an InferenceModel on `device` (arithmetic:
+    `precision`, InferenceModel's), for any board.
 
     Refuses (CheckpointError, a ValueError, one line naming the file) a missing or damaged
     file or a network the observation cannot feed (`check_network_inputs`).
@@ -278,7 +280,7 @@ def load_checkpoint_model(path: str | os.PathLike, device: str = "auto") -> Any:
     net = checkpoint.net
     check_network_inputs(net, path)
     net.eval()
-    return InferenceModel(net, device)
+    return InferenceModel(net, device, precision=precision)
 
 
 def load_checkpoint_evaluator(path: str | os.PathLike, rules: Rules, device: str = "auto") -> Any:

@@ -91,17 +91,18 @@ def main(overrides: list[str]) -> int:
     return 0
 
 
-def atlas_models(model_path: str, device: str):
+def atlas_models(model_path: str, device: str, precision: str = "auto"):
     """models(side) for the atlas: `model_path` for every side when given, else the bundled
-    general model, else the side's bundled model (None where there is none)."""
+    general model, else the side's bundled model (None where there is none); `precision` is
+    the network arithmetic of the games (InferenceModel's)."""
     from catena_zero.play.bundled import bundled_general_path, bundled_model_path
 
     if model_path:
-        model = load_atlas_model(model_path, device)
+        model = load_atlas_model(model_path, device, precision)
         return lambda side: model
     general = bundled_general_path()
     if general.is_file():
-        model = load_atlas_model(str(general), device)
+        model = load_atlas_model(str(general), device, precision)
         return lambda side: model
     loaded: dict[int, object] = {}
 
@@ -110,20 +111,22 @@ def atlas_models(model_path: str, device: str):
         if not path.is_file():
             return None
         if side not in loaded:
-            loaded[side] = load_atlas_model(str(path), device)
+            loaded[side] = load_atlas_model(str(path), device, precision)
         return loaded[side]
 
     return side_model
 
 
-def load_atlas_model(path: str, device: str):
+def load_atlas_model(path: str, device: str, precision: str = "auto"):
     """An AtlasModel of a model file (catena-zero export) or a training checkpoint, told
-    apart by the file's first bytes as every agent spec is (arena.specs.network_file_kind);
-    InputFileError naming the file when it cannot be read as that kind."""
+    apart by the file's first bytes as every agent spec is (arena.specs.network_file_kind),
+    its network an InferenceModel in `precision` ("auto": bfloat16 on a CPU with fast
+    bfloat16, catena_zero.network.device); InputFileError naming the file when it cannot be
+    read as that kind."""
     from catena_zero.arena.specs import load_checkpoint_model, network_file_kind
     from catena_zero.export import load_model_file
-    from catena_zero.export.evaluator import ModelFileEvaluator
     from catena_zero.komi.atlas import AtlasModel, file_sha256
+    from catena_zero.network import InferenceModel
     from catena_zero.rules import Engine
     from catena_zero.selfplay.evaluator import NetworkEvaluator
 
@@ -132,14 +135,15 @@ def load_atlas_model(path: str, device: str):
     kind = network_file_kind(path)
     try:
         if kind == "model":
-            model_file = load_model_file(path)
-            evaluator = lambda rules: ModelFileEvaluator(model_file, Engine(rules))  # noqa: E731
+            # The network reads the planes and globals it was trained on (the first ones).
+            network = InferenceModel(load_model_file(path).network, device, precision=precision)
         else:
-            network = load_checkpoint_model(path, device)
-            evaluator = lambda rules: NetworkEvaluator(network, Engine(rules))  # noqa: E731
+            network = load_checkpoint_model(path, device, precision)
     except ValueError as error:  # ModelFileError, CheckpointError: the file's own defect
         raise InputFileError(f"model={path}: not a readable {kind} file: {error}") from None
-    return AtlasModel(Path(path).name, file_sha256(path), evaluator)
+    evaluator = lambda rules: NetworkEvaluator(network, Engine(rules))  # noqa: E731
+    arithmetic = "float32" if network.dtype is None else str(network.dtype).removeprefix("torch.")
+    return AtlasModel(Path(path).name, file_sha256(path), evaluator, arithmetic)
 
 
 def run_atlas_command(config: KomiConfig, search_config) -> int:
@@ -155,7 +159,8 @@ def run_atlas_command(config: KomiConfig, search_config) -> int:
                              f"a {config.device} device does not survive; use device=cpu or "
                              f"atlas.workers=1")
     torch.set_num_threads(config.atlas.threads)
-    models = atlas_models(config.model, config.device) if config.atlas.estimates else None
+    models = (atlas_models(config.model, config.device, config.inference_precision)
+              if config.atlas.estimates else None)
     try:
         document = run_atlas(config.atlas, models, search_config)
     except (AtlasError, WorkersUnavailable) as error:

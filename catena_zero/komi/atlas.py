@@ -51,12 +51,14 @@ class AtlasError(ValueError):
 
 @dataclass(frozen=True)
 class AtlasModel:
-    """The model that measures a side: its name, its file's SHA-256, and how to build its
-    EvaluateFn for a set of rules (the CLI loads model files and checkpoints)."""
+    """The model that measures a side: its name, its file's SHA-256, how to build its
+    EvaluateFn for a set of rules (the CLI loads model files and checkpoints), and the
+    arithmetic of its network ("float32" or "bfloat16")."""
 
     name: str
     sha256: str
     evaluator: Callable[[Rules], Any]
+    precision: str = "float32"
 
 
 def file_sha256(path: str | Path) -> str:
@@ -365,6 +367,11 @@ def plan_track(config: AtlasConfig, side: int, variant: str, records: dict,
         return None
     settings = measurement_settings(track_config, search_config, record["game_type"],
                                     solved=record.get("exact_report") is not None)
+    if model.precision != "float32":
+        # Games played in reduced precision are other games: the track is measured again.
+        # Float32, the arithmetic of every record before the setting, stays unnamed, so
+        # those records keep their fingerprints.
+        settings["precision"] = model.precision
     stamp = fingerprint(name, model, settings)
     if record.get("status") == "measured" and record.get("fingerprint") == stamp:
         log(f"[atlas] {name}: already measured with {model.name}; kept")

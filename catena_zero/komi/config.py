@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from catena_zero.network.device import INFERENCE_PRECISIONS
+
 
 @dataclass
 class SolveConfig:
@@ -169,6 +171,9 @@ class KomiConfig:
     registry_path: str = "runs/champions.json"  # champion registry used when agent=champion
     out_dir: str = "runs/komi"  # CSV and PNG files are written here
     device: str = "cpu"  # device of a network agent
+    inference_precision: str = "auto"  # atlas: the model's arithmetic in its games: auto
+    #   (bfloat16 on a CPU with AMX or AVX512-BF16, else float32), float32 or bfloat16; a
+    #   track measured in another arithmetic than its record's is measured again
     solver_cache: str = "runs/komi/solve_cache.json"  # exact values shown beside estimates
     sweep: SweepConfig = field(default_factory=SweepConfig)
     opening: OpeningConfig = field(default_factory=OpeningConfig)
@@ -178,3 +183,6 @@ class KomiConfig:
     def __post_init__(self):
         if self.mode not in ("track", "atlas"):
             raise ValueError(f"mode must be track or atlas, got {self.mode!r}")
+        if self.inference_precision not in INFERENCE_PRECISIONS:
+            raise ValueError(f"inference_precision must be one of {INFERENCE_PRECISIONS}, "
+                             f"got {self.inference_precision!r}")

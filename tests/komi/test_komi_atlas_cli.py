@@ -56,3 +56,37 @@ def test_an_unknown_mode_word_or_variant_is_a_config_error(capsys):
     assert "atlass" in capsys.readouterr().err
     assert main(["komi", "atlas", "atlas.variants=[komi/fast]"]) == 2
     assert "atlas.variants" in capsys.readouterr().err
+
+
+def test_the_models_arithmetic_is_part_of_a_tracks_settings(tmp_path, capsys):
+    """float32 records stay unnamed (records measured before the setting keep their
+    fingerprints); a bfloat16 model measures the track again and says so in its record."""
+    output = tmp_path / "atlas.json"
+    arguments = ["komi", "atlas", "atlas.sides=[2]", "atlas.variants=[double/standard]",
+                 f"model={MODEL}", f"atlas.output={output}",
+                 f"atlas.solver_cache={tmp_path / 'cache.json'}", *TINY]
+    assert main([*arguments, "inference_precision=float32"]) == 0
+    first = load_atlas(output)["records"]["side2-double-standard"]
+    assert "precision" not in first["settings"]
+    assert main([*arguments, "inference_precision=float32"]) == 0
+    assert load_atlas(output)["records"]["side2-double-standard"] == first
+    assert main([*arguments, "inference_precision=bfloat16"]) == 0
+    second = load_atlas(output)["records"]["side2-double-standard"]
+    assert second["settings"]["precision"] == "bfloat16"
+    assert second["fingerprint"] != first["fingerprint"]
+    capsys.readouterr()
+    assert main([*arguments, "inference_precision=half"]) == 2
+    assert "inference_precision" in capsys.readouterr().err
+
+
+def test_the_atlas_model_runs_its_network_in_the_precision_asked(tmp_path):
+    from catena_zero.cli.komi import load_atlas_model
+    from catena_zero.rules import Engine, Rules
+
+    for precision in ("float32", "bfloat16"):
+        model = load_atlas_model(str(MODEL), "cpu", precision)
+        assert model.precision == precision and model.name == "side4.pt"
+        evaluate_fn = model.evaluator(Rules(3))
+        states = Engine(Rules(3)).new_games(8, komi=0)
+        evaluation = evaluate_fn(states)
+        assert evaluation.policy_logits.shape == (8, 20) and evaluation.value.shape == (8,)
