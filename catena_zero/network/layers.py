@@ -71,43 +71,48 @@ class MaskedNormAct(nn.Module):
                 cell_count: int | torch.Tensor) -> torch.Tensor:
         if not self.enabled:
             return torch.relu(x) * mask
-        per_position = mask.shape[0] != 1 or isinstance(cell_count, torch.Tensor)
         if self.training:
-            # Masked sums as mat-vec products (no masked copy of x is materialised), in
-            # float32 even under autocast: E[x^2] - E[x]^2 would cancel badly in bfloat16.
-            with torch.autocast(device_type=x.device.type, enabled=False):
-                flat = x.float().flatten(2)  # [B, C, H * W]
-                if per_position:
-                    flat_mask = mask.reshape(mask.shape[0], -1, 1).float()  # [B, H * W, 1]
-                    count = flat_mask.sum()  # on-board cells of the whole batch
-                    mean = torch.bmm(flat, flat_mask).sum(dim=0).squeeze(1) / count
-                    mean_square = torch.bmm(flat.square(), flat_mask).sum(dim=0).squeeze(1)
-                    mean_square = mean_square / count
-                    correction = count / (count - 1).clamp_min(1.0)
-                else:
-                    count = x.shape[0] * cell_count
-                    flat_mask = mask.reshape(-1).float()  # [H * W]
-                    mean = (flat @ flat_mask).sum(dim=0) / count
-                    mean_square = (flat.square() @ flat_mask).sum(dim=0) / count
-                    correction = count / max(count - 1, 1)
-                variance = (mean_square - mean.square()).clamp_min(0.0)
-            with torch.no_grad():
-                unbiased = variance * correction
-                self.running_mean.lerp_(mean.detach().float(), self.momentum)
-                self.running_var.lerp_(unbiased.detach().float(), self.momentum)
-        elif torch.is_inference_mode_enabled():
+            return self.many([x], [mask], [cell_count])[0]
+        if torch.is_inference_mode_enabled():
             # Self-play hot path: the cached affine with the mask folded in, one fused op,
             # then ReLU in place (no autograd). A padded batch has a mask per position, so
             # it is applied after the affine instead.
             layout = (torch.channels_last if x.is_contiguous(memory_format=torch.channels_last)
                       else torch.contiguous_format)
-            if per_position:
+            if _per_position(mask, cell_count):
                 scale, shift = self._eval_affine(None, x.dtype, layout)
                 return torch.addcmul(shift, x, scale).relu_().mul_(mask.to(x.dtype))
             scale, shift = self._eval_affine(mask, x.dtype, layout)
             return torch.addcmul(shift, x, scale).relu_()
-        else:
-            mean, variance = self.running_mean, self.running_var
+        return self._normalise(x, mask, self.running_mean, self.running_var)
+
+    def many(self, xs: list[torch.Tensor], masks: list[torch.Tensor],
+             cell_counts: list[int | torch.Tensor]) -> list[torch.Tensor]:
+        """`forward` of buckets of one batch, each on its own grid (x [B_k, C, H_k, W_k]),
+        with training statistics over the on-board cells of all of them together: the
+        buckets normalise exactly as one padded batch of them would."""
+        if not self.enabled or not self.training:
+            return [self(x, mask, count) for x, mask, count in zip(xs, masks, cell_counts,
+                                                                    strict=True)]
+        # Masked sums as mat-vec products (no masked copy of x is materialised), in float32
+        # even under autocast: E[x^2] - E[x]^2 would cancel badly in bfloat16.
+        with torch.autocast(device_type=xs[0].device.type, enabled=False):
+            sums = [_masked_sums(x, mask, count)
+                    for x, mask, count in zip(xs, masks, cell_counts, strict=True)]
+            count = sum(part[2] for part in sums)
+            mean = sum(part[0] for part in sums) / count
+            mean_square = sum(part[1] for part in sums) / count
+            variance = (mean_square - mean.square()).clamp_min(0.0)
+        with torch.no_grad():
+            correction = count / max(count - 1, 1) if not isinstance(count, torch.Tensor) \
+                else count / (count - 1).clamp_min(1.0)
+            self.running_mean.lerp_(mean.detach().float(), self.momentum)
+            self.running_var.lerp_((variance * correction).detach().float(), self.momentum)
+        return [self._normalise(x, mask, mean, variance) for x, mask in zip(xs, masks,
+                                                                           strict=True)]
+
+    def _normalise(self, x: torch.Tensor, mask: torch.Tensor, mean: torch.Tensor,
+                   variance: torch.Tensor) -> torch.Tensor:
         scale = self.weight * torch.rsqrt(variance + self.eps)
         shift = self.bias - mean * scale
         return torch.relu(x * scale[None, :, None, None] + shift[None, :, None, None]) * mask
@@ -155,6 +160,27 @@ class MaskedNormAct(nn.Module):
         return cached[1], cached[2]
 
 
+def _per_position(mask: torch.Tensor, cell_count: int | torch.Tensor) -> bool:
+    """True for a padded batch (a mask and a cell count per position)."""
+    return mask.shape[0] != 1 or isinstance(cell_count, torch.Tensor)
+
+
+def _masked_sums(x: torch.Tensor, mask: torch.Tensor, cell_count: int | torch.Tensor
+                 ) -> tuple[torch.Tensor, torch.Tensor, int | torch.Tensor]:
+    """(sum [C], sum of squares [C], on-board cells) of x [B, C, H, W] over its on-board
+    cells, in float32: one board's mask [1, 1, H, W] and int count, or a padded batch's
+    masks [B, 1, H, W]."""
+    flat = x.float().flatten(2)  # [B, C, H * W]
+    if _per_position(mask, cell_count):
+        flat_mask = mask.reshape(mask.shape[0], -1, 1).float()  # [B, H * W, 1]
+        total = torch.bmm(flat, flat_mask).sum(dim=0).squeeze(1)
+        square = torch.bmm(flat.square(), flat_mask).sum(dim=0).squeeze(1)
+        return total, square, flat_mask.sum()
+    flat_mask = mask.reshape(-1).float()  # [H * W]
+    return ((flat @ flat_mask).sum(dim=0), (flat.square() @ flat_mask).sum(dim=0),
+            x.shape[0] * cell_count)
+
+
 def dense(layer: nn.Linear, x: torch.Tensor, out_dtype: torch.dtype | None = None
           ) -> torch.Tensor:
     """`layer(x)` in the layer's own dtype (a reduced-precision copy keeps its small linear
@@ -200,15 +226,22 @@ class ResidualBlock(nn.Module):
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor,
                 cell_count: int | torch.Tensor) -> torch.Tensor:
-        hidden = self.conv1(self.norm1(x, mask, cell_count))
+        return self.many([x], [mask], [cell_count])[0]
+
+    def many(self, xs: list[torch.Tensor], masks: list[torch.Tensor],
+             cell_counts: list[int | torch.Tensor]) -> list[torch.Tensor]:
+        """`forward` of buckets of one batch, each on its own grid, normalised together
+        (`MaskedNormAct.many`)."""
+        hidden = [self.conv1(h) for h in self.norm1.many(xs, masks, cell_counts)]
         if self.pool_channels:
-            split = hidden.shape[1] - self.pool_channels
-            regular, pooled = hidden[:, :split], hidden[:, split:]
-            pooled = masked_global_pool(self.pool_norm(pooled, mask, cell_count), mask, cell_count)
-            hidden = regular + dense(self.pool_linear, pooled, regular.dtype)[:, :, None, None]
-        hidden = self.conv2(self.norm2(hidden, mask, cell_count))
+            split = hidden[0].shape[1] - self.pool_channels
+            pooled = self.pool_norm.many([h[:, split:] for h in hidden], masks, cell_counts)
+            hidden = [h[:, :split] + dense(self.pool_linear, masked_global_pool(p, m, c),
+                                           h.dtype)[:, :, None, None]
+                      for h, p, m, c in zip(hidden, pooled, masks, cell_counts, strict=True)]
+        hidden = [self.conv2(h) for h in self.norm2.many(hidden, masks, cell_counts)]
         # Off-board values of the residual stream are never read: every conv input comes
         # from a MaskedNormAct (which masks) and every pooling reads masked features.
         if torch.is_inference_mode_enabled():
-            return x.add_(hidden)
-        return x + hidden
+            return [x.add_(h) for x, h in zip(xs, hidden, strict=True)]
+        return [x + h for x, h in zip(xs, hidden, strict=True)]

@@ -259,6 +259,30 @@ class PolicyValueNet(nn.Module):
         and globals [B, G]: one board side (the one whose grid H is) when `sides` is None,
         else a padded batch of the boards `sides` [B] in grid layout (C = H * W, see
         NetOutput)."""
+        return self._forward_buckets([self._bucket(planes, globals_, sides)])[0]
+
+    def forward_buckets(self, buckets: list[tuple[torch.Tensor, torch.Tensor, Any]]
+                        ) -> list[NetOutput]:
+        """`forward` of the buckets (planes [B_k, P, H_k, H_k], globals [B_k, G], sides
+        [B_k] or None) of one batch, each on its own grid, as one batch: in training, batch
+        norm takes its statistics over all of them, so the outputs are those of one padded
+        batch of them on the largest grid, at each bucket's own cost (a side-6 sample on
+        11 x 11 instead of 19 x 19 when the batch also holds side-10 samples)."""
+        if not buckets:
+            raise ValueError("forward_buckets needs at least one bucket")
+        prepared = [self._bucket(planes, globals_, sides) for planes, globals_, sides in buckets]
+        outputs = []
+        for values, (_, _, sides) in zip(self._forward_buckets(prepared), buckets, strict=True):
+            output = NetOutput(*values)
+            if sides is not None:
+                output.sides = torch.as_tensor(sides).to("cpu", torch.int64).reshape(-1)
+            outputs.append(output)
+        return outputs
+
+    def _bucket(self, planes: torch.Tensor, globals_: torch.Tensor, sides: Any
+                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, Any, Any]:
+        """(planes, globals, mask [1 or B, 1, H, H], cell counts, cell index or None) of one
+        batch, checked, its inputs cut to the planes and globals this net reads."""
         self._check_inputs(planes, globals_)
         if sides is not None and len(sides) != planes.shape[0]:
             raise ValueError(f"sides must give one side per position: {len(sides)} for "
@@ -273,24 +297,48 @@ class PolicyValueNet(nn.Module):
         else:
             _, board_mask, cells = self._padded_boards(sides, size)
             cell_index = None
-        mask = board_mask.to(planes.dtype)
-        batch = planes.shape[0]
+        return planes, globals_, board_mask, cells, cell_index
 
-        x = self.stem(planes * mask)
-        if self.global_linear is not None:
-            x = x + dense(self.global_linear, globals_, x.dtype)[:, :, None, None]
+    def _forward_buckets(self, buckets: list[tuple]) -> list[tuple[torch.Tensor, ...]]:
+        """The forward of `_bucket`s, batch norm over all of them (`MaskedNormAct.many`)."""
+        masks = [board_mask.to(planes.dtype) for planes, _, board_mask, _, _ in buckets]
+        cells = [bucket[3] for bucket in buckets]
+        xs = []
+        for (planes, globals_, _, _, _), mask in zip(buckets, masks, strict=True):
+            x = self.stem(planes * mask)
+            if self.global_linear is not None:
+                x = x + dense(self.global_linear, globals_, x.dtype)[:, :, None, None]
+            xs.append(x)
         for block in self.blocks:
-            x = block(x, mask, cells)
-        x = self.trunk_norm(x, mask, cells)
+            xs = block.many(xs, masks, cells)
+        xs = self.trunk_norm.many(xs, masks, cells)
+        pooled_sources = self.policy_pool_norm.many([self.policy_pool_conv(x) for x in xs],
+                                                    masks, cells)
+        policies = []
+        policy_pools = []
+        for x, source, mask, count in zip(xs, pooled_sources, masks, cells, strict=True):
+            policy_pooled = masked_global_pool(source, mask, count)
+            policy = self.policy_conv(x)
+            policies.append(policy + dense(self.policy_pool_linear, policy_pooled,
+                                           policy.dtype)[:, :, None, None])
+            policy_pools.append(policy_pooled)
+        policies = [self.policy_out(policy)
+                    for policy in self.policy_norm.many(policies, masks, cells)]
+        value_features = self.value_norm.many([self.value_conv(x) for x in xs], masks, cells)
+        return [self._outputs(policy, policy_pooled, features, mask, count, board_mask,
+                              cell_index)
+                for policy, policy_pooled, features, mask, count, (_, _, board_mask, _,
+                                                                   cell_index)
+                in zip(policies, policy_pools, value_features, masks, cells, buckets,
+                       strict=True)]
 
-        pooled_source = self.policy_pool_norm(self.policy_pool_conv(x), mask, cells)
-        policy_pooled = masked_global_pool(pooled_source, mask, cells)
-        policy = self.policy_conv(x)
-        policy = policy + dense(self.policy_pool_linear, policy_pooled, policy.dtype)[
-            :, :, None, None]
-        policy = self.policy_out(self.policy_norm(policy, mask, cells))
+    def _outputs(self, policy: torch.Tensor, policy_pooled: torch.Tensor,
+                 value_features: torch.Tensor, mask: torch.Tensor, cells: Any,
+                 board_mask: torch.Tensor, cell_index: Any) -> tuple[torch.Tensor, ...]:
+        """The heads' outputs of one bucket from its policy map [B, 1, H, W], pooled policy
+        features [B, 2c] and value features [B, c, H, W]."""
+        batch = policy.shape[0]
         button_logit = dense(self.button_linear, policy_pooled)
-        value_features = self.value_norm(self.value_conv(x), mask, cells)
         hidden = torch.relu(dense(self.value_hidden,
                                   masked_global_pool(value_features, mask, cells)))
         value_logits = self.value_out(hidden)

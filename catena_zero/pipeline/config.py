@@ -61,6 +61,9 @@ class LoopConfig:
 
     run_dir: str | None = None  # output directory; None -> runs/train-<UTC time> (set by the CLI)
     resume: bool = False  # continue the run in run_dir from its newest checkpoint, exactly
+    start_from: str = ""  # a checkpoint of another run to start from while run_dir has none
+    #   (needs resume=true): its weights, optimiser, counters, RNG states and mix clock, its
+    #   net grown to network.blocks when that is deeper (catena_zero.train.grow); "" = none
     seed: int = 0  # seeds numpy and torch; a resumed run restores RNG states instead
     device: str = "auto"  # auto | cpu | cuda
     # self-play network: auto (bf16 on a GPU or a bf16 CPU) | float32 | bfloat16
@@ -103,6 +106,9 @@ class LoopConfig:
             raise ValueError(f"sample_games must be >= 0, got {self.sample_games}")
         if self.report_every < 0:
             raise ValueError(f"report_every must be >= 0, got {self.report_every}")
+        if self.start_from and not self.resume:
+            raise ValueError("start_from needs resume=true: the run continues that checkpoint "
+                             "and then its own")
         if self.keep_checkpoints < 0:
             raise ValueError(f"keep_checkpoints must be >= 0, got {self.keep_checkpoints}")
         if self.device not in ("auto", "cpu", "cuda") and not self.device.startswith("cuda:"):

@@ -80,7 +80,8 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
                     report_every=loop.report_every)
     reporter = ProgressReporter(loop, state.counters.iteration, unit="it",
                                 header=describe_run(config, runtime="inline",
-                                                    clock=state.clock))
+                                                    clock=state.clock,
+                                                    network=trainer.net.config))
     start_time = time.monotonic()
     deadline = start_time + 60.0 * loop.max_minutes if loop.max_minutes else math.inf
     summary: dict[str, Any] = {"run_dir": str(run_dir), "resumed_from_iteration":

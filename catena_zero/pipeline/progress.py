@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Callable
 
+from catena_zero.network.config import NetworkConfig
 from catena_zero.pipeline.config import LoopConfig, TrainLoopConfig
 from catena_zero.pipeline.tracks import TrackClock, TrackMix
 from catena_zero.rules import Track
@@ -72,14 +73,15 @@ def describe_mix(config: TrainLoopConfig, clock: TrackClock | None = None) -> st
 
 
 def describe_run(config: TrainLoopConfig, runtime: str, detail: str = "",
-                 clock: TrackClock | None = None) -> str:
+                 clock: TrackClock | None = None, network: NetworkConfig | None = None) -> str:
     """The start-up line: tracks (and mix), network, search, games per iteration, runtime and
     bound. `detail`: what the runtime adds (say, its actors); `clock`: a resumed run's
-    track clock, whose realised time shares the line shows."""
+    track clock, whose realised time shares the line shows; `network`: the net the run
+    trains (a resumed checkpoint's), when not `config.network`."""
     tracks = [str(track) for track in TrackMix(config.mix, config.rules).tracks]
     mix = ", ".join(tracks) if len(tracks) <= 4 else (
         f"{len(tracks)}: {', '.join(tracks[:3])}, ... {tracks[-1]}")
-    network = config.network
+    network = network if network is not None else config.network
     search, selfplay = config.search, config.selfplay
     parts = [
         f"tracks {mix}" + (f" (mixed, one size-general net; {describe_mix(config, clock)})"

@@ -31,7 +31,7 @@ from catena_zero.data import (
 )
 from catena_zero.data.game_record import record_from_actions, save_record
 from catena_zero.komi.fair import estimate_fair_komi, smoothed_fair_komi
-from catena_zero.network import InferenceModel, PolicyValueNet
+from catena_zero.network import InferenceModel, NetworkConfig, PolicyValueNet
 from catena_zero.pipeline.config import TrainLoopConfig
 from catena_zero.pipeline.messages import LearnerResult, LoopState, SelfPlayResult, WeightsMessage
 from catena_zero.pipeline.tracks import TrackMix
@@ -42,12 +42,14 @@ from catena_zero.selfplay.selfplay import KomiSampler, SampleGame, SelfPlay
 from catena_zero.train.checkpoint import (
     Checkpoint,
     build_network,
+    load_checkpoint,
     load_latest_intact_checkpoint,
     restore_rng_states,
     restore_trainer,
     save_checkpoint,
 )
 from catena_zero.train.config import TrainConfig
+from catena_zero.train.grow import grow_checkpoint
 from catena_zero.train.trainer import Trainer
 
 
@@ -273,13 +275,38 @@ def find_resume_checkpoint(config: TrainLoopConfig, checkpoint_dir: Path,
     """The checkpoint a run resumes from: None when not resuming or when there is none,
     else the newest intact one. Each newer damaged file skipped gets a line through `log`
     naming it and its problem; CheckpointError (one line) when every checkpoint is damaged.
-    A damaged file is left where it is."""
+    A damaged file is left where it is. A run with none yet and `loop.start_from` starts
+    from that checkpoint, written into `checkpoint_dir` first (grown to `network.blocks`)."""
     if not config.loop.resume:
         return None
     checkpoint, refused = load_latest_intact_checkpoint(checkpoint_dir)
     for message in refused:
         log(f"warning: skipping {message}; resuming from {checkpoint.path}")
+    if checkpoint is None and config.loop.start_from:
+        path = start_checkpoint(config.loop.start_from, config.network, checkpoint_dir)
+        log(f"train: starting from {config.loop.start_from} as {path} "
+            f"(a {config.network.blocks}-block net)")
+        checkpoint = load_checkpoint(path)
     return checkpoint
+
+
+def start_checkpoint(source: str, network: NetworkConfig, checkpoint_dir: Path) -> Path:
+    """Write the checkpoint `source` into `checkpoint_dir` for a run whose network is
+    `network`: as it is, or grown to `network.blocks` when its net has fewer blocks.
+    ValueError (one line) when the nets differ in anything but a deeper trunk."""
+    saved = load_checkpoint(source)
+    theirs = NetworkConfig.from_dict(dict(saved.network_args["config"]))
+    mine = dataclasses.replace(network, blocks=theirs.blocks)
+    if mine != theirs:
+        differing = [f"{name} {getattr(theirs, name)!r} (this run: {getattr(mine, name)!r})"
+                     for name in NetworkConfig.__dataclass_fields__
+                     if getattr(mine, name) != getattr(theirs, name)]
+        raise ValueError(f"start_from {source}: its net differs from this run's network: "
+                         f"{', '.join(differing)}")
+    if network.blocks < theirs.blocks:
+        raise ValueError(f"start_from {source}: its net has {theirs.blocks} blocks, "
+                         f"network.blocks is {network.blocks} (a net can grow, not shrink)")
+    return grow_checkpoint(source, network.blocks, checkpoint_dir)
 
 
 _FIND = object()  # resume_or_start's default: look for the checkpoint itself
@@ -303,10 +330,20 @@ def resume_or_start(config: TrainLoopConfig, checkpoint_dir: Path, shard_dir: Pa
         return trainer, LoopState()
     trainer = Trainer(build_network(checkpoint, load_weights=False), config.train, device)
     restore_trainer(checkpoint, trainer)
+    if trainer.net.config != config.network:
+        # A run goes on with the net it has; only start_from grows one.
+        log(f"train: resuming the checkpoint's {describe_network(trainer.net.config)} net; "
+            f"network ({describe_network(config.network)}) is not used")
     restore_rng_states(checkpoint.rng_states, generators)
     counters = checkpoint.counters
     discard_shards_from(shard_dir, counters.iteration)
     return trainer, loop_state_of(checkpoint)
+
+
+def describe_network(network: NetworkConfig) -> str:
+    """`6x32` for a net of 6 blocks of 32 channels, with what else differs from the
+    defaults' head sizes left out (the start-up line's short form)."""
+    return f"{network.blocks}x{network.channels}"
 
 
 def loop_state_of(checkpoint: Checkpoint) -> LoopState:

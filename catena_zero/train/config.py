@@ -50,6 +50,10 @@ class TrainConfig:
     min_window_samples: int = 2_000  # train only once the window holds this many samples
     augment_symmetries: bool = False  # each minibatch sample under a fresh random board symmetry
     ema_decay: float = 0.0  # publish an exponential moving average of the weights (0 = off)
+    side_buckets: list[int] = field(default_factory=lambda: [4, 6, 8, 10])  # a minibatch of
+    #   several sides runs as buckets of sides up to each of these, each on its own grid and
+    #   normalised as one batch (the same step at about each sample's own grid's cost);
+    #   []: one batch padded to its largest board's grid
 
     def __post_init__(self) -> None:
         self.validate()
@@ -91,6 +95,11 @@ class TrainConfig:
             raise ValueError(
                 f"TrainConfig.lr_schedule must be one of {SCHEDULES}, got {self.lr_schedule!r}"
             )
+        buckets = list(self.side_buckets)
+        if any(not isinstance(side, int) or isinstance(side, bool) or side < 2
+               for side in buckets) or buckets != sorted(set(buckets)):
+            raise ValueError(f"TrainConfig.side_buckets must be increasing board sides >= 2, "
+                             f"got {buckets!r}")
         milestones = list(self.step_milestones)
         if any(not isinstance(m, int) or m < 0 for m in milestones) or milestones != sorted(
             milestones
@@ -102,6 +111,7 @@ class TrainConfig:
     def to_dict(self) -> dict[str, Any]:
         values = dataclasses.asdict(self)
         values["step_milestones"] = list(values["step_milestones"])
+        values["side_buckets"] = list(values["side_buckets"])
         return values
 
     @classmethod

@@ -12,6 +12,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import time
 from collections.abc import Iterable
@@ -25,7 +26,7 @@ from catena_zero.data.padding import PaddedSamples, pad_samples
 from catena_zero.data.samples import MixedBatch, Samples
 from catena_zero.network.device import resolve_device
 from catena_zero.train.config import TrainConfig, learning_rate_at, require_score_belief_head
-from catena_zero.train.losses import LossWeights, TargetBatch, compute_losses
+from catena_zero.train.losses import Losses, LossWeights, TargetBatch, compute_losses
 
 
 @dataclass
@@ -65,6 +66,42 @@ def _parameter_groups(net: nn.Module, weight_decay: float) -> list[dict[str, Any
         {"params": decay, "weight_decay": weight_decay},
         {"params": no_decay, "weight_decay": 0.0},
     ]
+
+
+LOSS_NAMES = ("total", "policy", "value", "score", "ownership", "score_belief")
+
+
+def side_buckets(batch: Samples | MixedBatch | PaddedSamples, largest_sides: list[int]
+                 ) -> list[tuple[Samples | MixedBatch | PaddedSamples, float]]:
+    """[(part, share)]: the batch cut into buckets of board sides, each padded to its own
+    grid by the net, with each bucket's share of the batch's sample weight (shares sum to 1).
+
+    `largest_sides` [K], increasing: bucket k holds the parts whose side is at most
+    `largest_sides[k]` and above the bucket before's (parts larger than the last bound make
+    a bucket of their own). Empty, or a batch of one board: the whole batch, share 1. A
+    padded batch costs every sample its largest board's grid (a side-10 sample among 127
+    side-6 ones puts all 128 on a 19 x 19 grid instead of 11 x 11), so cutting a mixed
+    minibatch this way costs each sample about its own grid.
+    """
+    if not largest_sides or not isinstance(batch, MixedBatch) or len(batch.parts) == 1:
+        return [(batch, 1.0)]
+    bounds = sorted(largest_sides)
+    buckets: dict[int, list[Samples]] = {}
+    for part in batch.parts:
+        key = next((bound for bound in bounds if part.side <= bound), part.side)
+        buckets.setdefault(key, []).append(part)
+    weights = {key: float(sum(part.weight.sum() for part in parts))
+               for key, parts in buckets.items()}
+    total = sum(weights.values())
+    counts = {key: sum(len(part) for part in parts) for key, parts in buckets.items()}
+    result = []
+    for key in sorted(buckets):
+        parts = buckets[key]
+        # An all-zero-weight batch (every sample from a cheap search) still trains nothing,
+        # as one padded batch would: its shares follow the sample counts instead.
+        share = weights[key] / total if total > 0 else counts[key] / len(batch)
+        result.append((parts[0] if len(parts) == 1 else MixedBatch(parts), share))
+    return result
 
 
 def ema_decay_at(step: int, decay: float) -> float:
@@ -167,16 +204,36 @@ class Trainer:
         )
         return tensor(batch.planes), tensor(batch.globals), targets, sides
 
-    def losses(self, batch: Samples | MixedBatch | PaddedSamples):
+    def losses(self, batch: Samples | MixedBatch | PaddedSamples) -> Losses:
         """The `Losses` of the net on `batch` in its current train/eval mode (with autograd;
-        no optimiser step). A MixedBatch of several boards is padded into one grid."""
-        planes, globals_, targets, sides = self._to_device(batch)
-        if self.autocast_dtype is not None:
-            with torch.autocast(device_type=self.device.type, dtype=self.autocast_dtype):
+        no optimiser step). A MixedBatch of several boards is padded into one grid, or with
+        `config.side_buckets` into a grid per bucket of sides, normalised as one batch."""
+        buckets = side_buckets(batch, self.config.side_buckets)
+        if len(buckets) == 1:
+            planes, globals_, targets, sides = self._to_device(batch)
+            with self._autocast():
                 output = self._forward(planes, globals_, sides)
-        else:
-            output = self._forward(planes, globals_, sides)
-        return compute_losses(output, targets, self.loss_weights, self.score_belief_centres)
+            return compute_losses(output, targets, self.loss_weights, self.score_belief_centres)
+        inputs, all_targets = [], []
+        for part, _ in buckets:
+            planes, globals_, targets, sides = self._to_device(part)
+            inputs.append((planes, globals_, sides))
+            all_targets.append(targets)
+        with self._autocast():
+            outputs = self.net.forward_buckets(inputs)
+        # Each bucket's losses are sample-weighted means over it; weighted by its share of
+        # the batch's sample weight they add up to the whole batch's means.
+        parts = [compute_losses(output, targets, self.loss_weights, self.score_belief_centres)
+                 for output, targets in zip(outputs, all_targets, strict=True)]
+        return Losses(**{name: sum(getattr(losses, name) * share
+                                   for losses, (_, share) in zip(parts, buckets, strict=True))
+                         for name in LOSS_NAMES})
+
+    def _autocast(self):
+        """bfloat16 autocast where the trainer uses it, else a context that does nothing."""
+        if self.autocast_dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=self.device.type, dtype=self.autocast_dtype)
 
     def _forward(self, planes: torch.Tensor, globals_: torch.Tensor, sides):
         # Nets without padded batches (any module returning NetOutput) are called as before.
@@ -206,15 +263,8 @@ class Trainer:
         self.step += 1
         if self.ema_net is not None:
             self._update_ema()
-        return {
-            "total": losses.total.detach(),
-            "policy": losses.policy.detach(),
-            "value": losses.value.detach(),
-            "score": losses.score.detach(),
-            "ownership": losses.ownership.detach(),
-            "score_belief": losses.score_belief.detach(),
-            "grad_norm": grad_norm.detach(),
-        }
+        return {**{name: getattr(losses, name).detach() for name in LOSS_NAMES},
+                "grad_norm": grad_norm.detach()}
 
     def train_steps(self, batches: Iterable[Samples | MixedBatch | PaddedSamples]
                     ) -> TrainMetrics:

@@ -25,6 +25,7 @@ from catena_zero.data import (
     read_shard_meta,
     shard_filename,
 )
+from catena_zero.network.config import NetworkConfig
 from catena_zero.pipeline.config import TrainLoopConfig
 from catena_zero.pipeline.messages import CheckpointEvent, LoopState, SelfPlayResult, WeightsMessage
 from catena_zero.pipeline.metrics import RunLog
@@ -164,6 +165,10 @@ class LearnerCore:
 
     def loop_state(self) -> LoopState:
         return self.state
+
+    def network_config(self) -> NetworkConfig:
+        """The config of the net this learner trains (a resumed checkpoint's)."""
+        return self.trainer.net.config
 
     def warnings(self) -> list[str]:
         """The lines about damaged checkpoints skipped when this learner resumed, and its run

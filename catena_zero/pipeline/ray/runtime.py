@@ -389,7 +389,8 @@ class _Driver:
                                    f"{self.num_workers} self-play actors of "
                                    f"{self.cpus_per_actor:g} CPU"
                                    + (", one inference actor" if self.server else "")),
-                                   clock=self.state.clock))
+                                   clock=self.state.clock,
+                                   network=ray.get(self.learner.network_config.remote())))
         last: dict[str, float] = {}
         positions = 0
         try:
