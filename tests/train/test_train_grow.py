@@ -158,3 +158,6 @@ def test_a_resumed_run_names_the_net_it_trains(tiny_run: Path, tmp_path: Path,
     train_loop(tiny_config(tmp_path / "two", "resume=true", "iterations=3"))
     captured = capsys.readouterr()
     assert "resuming the checkpoint's 2x16 net; network (1x16) is not used" in captured.err
+    header = next(line for line in (captured.out + captured.err).splitlines()
+                  if line.startswith("train: tracks"))
+    assert "net 2x16" in header
