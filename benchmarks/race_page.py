@@ -47,7 +47,7 @@ class MatchRecord:
 
 
 def verdict(records: list[MatchRecord], names: list[str]) -> str:
-    """One line: each head-to-head pair's winner and whether its interval excludes 50%."""
+    """One line: each head-to-head pair's winner, named only when its interval excludes 50%."""
     parts = []
     for record in (r for r in records if r.player_a in names and r.player_b in names):
         games, score, low, high = record.summary()
@@ -56,9 +56,13 @@ def verdict(records: list[MatchRecord], names: list[str]) -> str:
         if score == 0.5:
             parts.append(f"{player_a} and {player_b} tied head to head ({shown})")
             continue
+        if low <= 0.5 <= high:  # a coin's result at this sample size: no winner named
+            leader = player_a if score > 0.5 else player_b
+            parts.append(f"no winner between {player_a} and {player_b} ({shown}); {leader} "
+                         f"ahead, but the interval holds 50%")
+            continue
         winner, loser = (player_a, player_b) if score > 0.5 else (player_b, player_a)
-        excludes = "excludes" if low > 0.5 or high < 0.5 else "does not exclude"
-        parts.append(f"{winner} beat {loser} head to head ({shown}); the interval {excludes} 50%")
+        parts.append(f"{winner} beat {loser} head to head ({shown}); the interval excludes 50%")
     return "; ".join(parts) + "."
 
 

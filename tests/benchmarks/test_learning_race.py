@@ -131,14 +131,14 @@ def test_the_page_records_recipes_runs_matches_and_the_verdict() -> None:
 def test_the_verdict_names_the_winner_and_whether_the_interval_excludes_even() -> None:
     names = ["a", "b"]
     assert learning_race.verdict([MatchRecord("a", "b", 90, 0, 110)], names) == (
-        "b beat a head to head (a's score 0.450 [0.383, 0.519] over 200 games); the interval "
-        "does not exclude 50%.")
+        "no winner between a and b (a's score 0.450 [0.383, 0.519] over 200 games); b ahead, "
+        "but the interval holds 50%.")
     assert learning_race.verdict([MatchRecord("a", "b", 45, 10, 45),
                                   MatchRecord("a", "greedy", 100, 0, 0)], names) == (
         "a and b tied head to head (a's score 0.500 [0.404, 0.596] over 100 games).")
     three = [MatchRecord("a", "b", 105, 0, 95), MatchRecord("a", "c", 190, 0, 10),
              MatchRecord("b", "c", 150, 0, 50)]
-    assert learning_race.verdict(three, ["a", "b", "c"]).count("head to head") == 3
+    assert learning_race.verdict(three, ["a", "b", "c"]).count("'s score") == 3
 
 
 @pytest.mark.parametrize(("arguments", "message"), [
