@@ -341,8 +341,7 @@ def resume_or_start(config: TrainLoopConfig, checkpoint_dir: Path, shard_dir: Pa
 
 
 def describe_network(network: NetworkConfig) -> str:
-    """`6x32` for a net of 6 blocks of 32 channels, with what else differs from the
-    defaults' head sizes left out (the start-up line's short form)."""
+    """`6x32` for a net of 6 blocks of 32 channels (the start-up line's short form)."""
     return f"{network.blocks}x{network.channels}"
 
 
