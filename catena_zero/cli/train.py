@@ -28,6 +28,7 @@ from catena_zero.arena.config import TrainingGateConfig
 from catena_zero.cli.common import (
     ConfigError,
     compose,
+    file_errors,
     prepare_run_dir,
     rules_from_config,
     to_container,
@@ -38,6 +39,7 @@ from catena_zero.mcts.config import SearchConfig
 from catena_zero.network.config import NetworkConfig
 from catena_zero.pipeline.config import LoopConfig, RuntimeConfig, TrainLoopConfig
 from catena_zero.pipeline.run import check_gating_registry, run_training
+from catena_zero.pipeline.steps import check_start_from
 from catena_zero.pipeline.tracks import MixConfig
 from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.train.config import TrainConfig
@@ -69,8 +71,15 @@ def main(overrides: list[str]) -> int:
     loop_config = build_config(config)  # validate everything before touching the disk
     runtime = to_dataclass(RuntimeConfig, config.runtime, "runtime")
     gating = to_dataclass(TrainingGateConfig, config.gating, "gating")
-    # A damaged champion registry is refused now, before the run directory is touched.
+    # A damaged champion registry is refused now, before the run directory is touched, and
+    # so is a start_from checkpoint that cannot be read or does not fit the network.
     check_gating_registry(gating, loop_config.loop.run_dir)
+    try:
+        check_start_from(loop_config)
+    except ValueError as error:
+        if isinstance(error, file_errors()):
+            raise  # a missing or damaged checkpoint is a file error, not a config error
+        raise ConfigError(str(error)) from None
     run_dir = prepare_run_dir(loop_config.loop.run_dir, config, name="train",
                               resume=loop_config.loop.resume)
     loop_config = dataclasses.replace(

@@ -42,6 +42,7 @@ from catena_zero.selfplay.selfplay import KomiSampler, SampleGame, SelfPlay
 from catena_zero.train.checkpoint import (
     Checkpoint,
     build_network,
+    list_checkpoints,
     load_checkpoint,
     load_latest_intact_checkpoint,
     restore_rng_states,
@@ -294,7 +295,24 @@ def start_checkpoint(source: str, network: NetworkConfig, checkpoint_dir: Path) 
     """Write the checkpoint `source` into `checkpoint_dir` for a run whose network is
     `network`: as it is, or grown to `network.blocks` when its net has fewer blocks.
     ValueError (one line) when the nets differ in anything but a deeper trunk."""
-    saved = load_checkpoint(source)
+    check_start_network(source, load_checkpoint(source), network)
+    return grow_checkpoint(source, network.blocks, checkpoint_dir)
+
+
+def check_start_from(config: TrainLoopConfig) -> None:
+    """Refuse, before a run touches its folder, a `loop.start_from` it would start from
+    (its run_dir holds no checkpoint yet) that cannot be read (CheckpointError) or whose net
+    does not fit `network` (ValueError); one line each."""
+    loop = config.loop
+    if not (loop.resume and loop.start_from and loop.run_dir):
+        return
+    if list_checkpoints(Path(loop.run_dir) / "checkpoints"):
+        return  # the run continues from its own checkpoints
+    check_start_network(loop.start_from, load_checkpoint(loop.start_from), config.network)
+
+
+def check_start_network(source: str, saved: Checkpoint, network: NetworkConfig) -> None:
+    """ValueError (one line) unless `network` is the net of `saved` or a deeper trunk."""
     theirs = NetworkConfig.from_dict(dict(saved.network_args["config"]))
     mine = dataclasses.replace(network, blocks=theirs.blocks)
     if mine != theirs:
@@ -306,7 +324,6 @@ def start_checkpoint(source: str, network: NetworkConfig, checkpoint_dir: Path) 
     if network.blocks < theirs.blocks:
         raise ValueError(f"start_from {source}: its net has {theirs.blocks} blocks, "
                          f"network.blocks is {network.blocks} (a net can grow, not shrink)")
-    return grow_checkpoint(source, network.blocks, checkpoint_dir)
 
 
 _FIND = object()  # resume_or_start's default: look for the checkpoint itself
