@@ -63,7 +63,8 @@ class LoopConfig:
     resume: bool = False  # continue the run in run_dir from its newest checkpoint, exactly
     start_from: str = ""  # a checkpoint of another run to start from while run_dir has none
     #   (needs resume=true): its weights, optimiser, counters, RNG states and mix clock, its
-    #   net grown to network.blocks when that is deeper (catena_zero.train.grow); "" = none
+    #   net grown to network.blocks and network.channels where those are larger
+    #   (catena_zero.train.grow); "" = none
     seed: int = 0  # seeds numpy and torch; a resumed run restores RNG states instead
     device: str = "auto"  # auto | cpu | cuda
     # self-play network: auto (bf16 on a GPU or a bf16 CPU) | float32 | bfloat16

@@ -286,17 +286,17 @@ def find_resume_checkpoint(config: TrainLoopConfig, checkpoint_dir: Path,
     if checkpoint is None and config.loop.start_from:
         path = start_checkpoint(config.loop.start_from, config.network, checkpoint_dir)
         log(f"train: starting from {config.loop.start_from} as {path} "
-            f"(a {config.network.blocks}-block net)")
+            f"(a {describe_network(config.network)} net)")
         checkpoint = load_checkpoint(path)
     return checkpoint
 
 
 def start_checkpoint(source: str, network: NetworkConfig, checkpoint_dir: Path) -> Path:
     """Write the checkpoint `source` into `checkpoint_dir` for a run whose network is
-    `network`: as it is, or grown to `network.blocks` when its net has fewer blocks.
-    ValueError (one line) when the nets differ in anything but a deeper trunk."""
+    `network`: as it is, or grown to `network.blocks` and `network.channels`. ValueError
+    (one line) when the nets differ in anything but a deeper or wider trunk."""
     check_start_network(source, load_checkpoint(source), network)
-    return grow_checkpoint(source, network.blocks, checkpoint_dir)
+    return grow_checkpoint(source, network.blocks, checkpoint_dir, network.channels)
 
 
 def check_start_from(config: TrainLoopConfig) -> None:
@@ -312,18 +312,21 @@ def check_start_from(config: TrainLoopConfig) -> None:
 
 
 def check_start_network(source: str, saved: Checkpoint, network: NetworkConfig) -> None:
-    """ValueError (one line) unless `network` is the net of `saved` or a deeper trunk."""
+    """ValueError (one line) unless `network` is the net of `saved` or one with a deeper or
+    wider trunk."""
     theirs = NetworkConfig.from_dict(dict(saved.network_args["config"]))
-    mine = dataclasses.replace(network, blocks=theirs.blocks)
+    mine = dataclasses.replace(network, blocks=theirs.blocks, channels=theirs.channels)
     if mine != theirs:
         differing = [f"{name} {getattr(theirs, name)!r} (this run: {getattr(mine, name)!r})"
                      for name in NetworkConfig.__dataclass_fields__
                      if getattr(mine, name) != getattr(theirs, name)]
         raise ValueError(f"start_from {source}: its net differs from this run's network: "
                          f"{', '.join(differing)}")
-    if network.blocks < theirs.blocks:
-        raise ValueError(f"start_from {source}: its net has {theirs.blocks} blocks, "
-                         f"network.blocks is {network.blocks} (a net can grow, not shrink)")
+    for name in ("blocks", "channels"):
+        if getattr(network, name) < getattr(theirs, name):
+            raise ValueError(f"start_from {source}: its net has {getattr(theirs, name)} "
+                             f"{name}, network.{name} is {getattr(network, name)} (a net can "
+                             f"grow, not shrink)")
 
 
 _FIND = object()  # resume_or_start's default: look for the checkpoint itself

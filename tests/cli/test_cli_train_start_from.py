@@ -40,7 +40,7 @@ def test_a_damaged_start_from_is_a_file_error(tmp_path: Path, capsys,
 
 
 @pytest.mark.parametrize("deeper,overrides,problem", [
-    (False, ["network.channels=24"], "channels 16 (this run: 24)"),
+    (False, ["network.value_hidden=24"], "value_hidden 16 (this run: 24)"),
     (True, [], "its net has 3 blocks, network.blocks is 1 (a net can grow, not shrink)"),
 ])
 def test_a_net_that_does_not_fit_is_a_config_error(tmp_path: Path, capsys,

@@ -20,11 +20,13 @@ from catena_zero.train.grow import grow_checkpoint, grow_network
 torch.set_num_threads(1)
 
 
-def trained_net(blocks: int = 2, seed: int = 0) -> PolicyValueNet:
+def trained_net(blocks: int = 2, seed: int = 0, normalisation: str = "batch"
+                ) -> PolicyValueNet:
     """A net whose batch-norm statistics and weights are not at their initial values."""
     torch.manual_seed(seed)
     net = PolicyValueNet(NUM_PLANES, NUM_GLOBALS, NetworkConfig(
-        blocks=blocks, channels=16, global_pool_channels=4, value_hidden=16))
+        blocks=blocks, channels=16, global_pool_channels=4, value_hidden=16,
+        normalisation=normalisation))
     with torch.no_grad():
         for name, tensor in net.state_dict().items():
             if tensor.is_floating_point() and "running_var" not in name:
@@ -58,6 +60,38 @@ def test_a_grown_net_computes_what_the_net_computed(blocks: int) -> None:
         (index + 1) % net.config.global_pool_every == 0 for index in range(blocks)]
 
 
+@pytest.mark.parametrize("normalisation", ["batch", "none"])
+@pytest.mark.parametrize("blocks,channels", [(2, 24), (3, 24), (3, 32)])
+def test_a_widened_net_computes_what_the_net_computed(normalisation: str, blocks: int,
+                                                      channels: int) -> None:
+    net = trained_net(normalisation=normalisation)
+    grown = grow_network(net, blocks, channels)
+    assert (grown.config.blocks, grown.config.channels) == (blocks, channels)
+    for training in (False, True):  # running statistics, and each batch's own
+        net.train(training)
+        grown.train(training)
+        for side in (3, 6, 10):
+            planes, globals_ = random_inputs(side, seed=side)
+            with torch.no_grad():
+                before, after = net(planes, globals_), grown(planes, globals_)
+            torch.testing.assert_close(after.policy_logits, before.policy_logits)
+            torch.testing.assert_close(after.value_logits, before.value_logits)
+            torch.testing.assert_close(after.ownership, before.ownership)
+
+
+def test_the_added_channels_learn() -> None:
+    """Their readers start at zero but get a gradient: the channels carry values."""
+    net = trained_net()
+    grown = grow_network(net, 2, 24).train()
+    planes, globals_ = random_inputs(6, count=8)
+    output = grown(planes, globals_)
+    (output.value_logits.sum() + output.policy_logits[:, :10].sum()).backward()
+    assert grown.blocks[0].conv1.weight.grad[:, 16:].abs().sum() > 0  # reads the trunk's
+    assert grown.value_conv.weight.grad[:, 16:].abs().sum() > 0
+    regular = 16 - grown.blocks[1].pool_channels  # the old block's added inner channels
+    assert grown.blocks[1].conv2.weight.grad[:16, regular:regular + 8].abs().sum() > 0
+
+
 def test_the_new_blocks_learn() -> None:
     """Their last convolution starts at zero but its gradient does not."""
     grown = grow_network(trained_net(), 3).train()
@@ -70,6 +104,8 @@ def test_the_new_blocks_learn() -> None:
 def test_a_net_cannot_shrink() -> None:
     with pytest.raises(ValueError, match="at least the 2 blocks"):
         grow_network(trained_net(), 1)
+    with pytest.raises(ValueError, match="at least the 16 channels"):
+        grow_network(trained_net(), 2, 8)
 
 
 def tiny_config(run_dir: Path, *overrides: str):
@@ -122,6 +158,16 @@ def test_a_run_starts_from_another_runs_checkpoint_grown(tiny_run: Path,
     assert again["resumed_from_iteration"] == 3 and again["counters"]["iteration"] == 4
 
 
+def test_a_run_starts_from_another_runs_checkpoint_widened(tiny_run: Path,
+                                                          tmp_path: Path) -> None:
+    summary = train_loop(tiny_config(tmp_path / "wider", "resume=true",
+                                     f"start_from={tiny_run}", "network.channels=24",
+                                     "iterations=3"))
+    checkpoint = load_checkpoint(summary["checkpoint"])
+    assert checkpoint.network_args["config"]["channels"] == 24
+    assert checkpoint.network_args["config"]["blocks"] == 1
+
+
 def test_start_from_at_the_same_depth_branches_the_run(tiny_run: Path, tmp_path: Path) -> None:
     summary = train_loop(tiny_config(tmp_path / "branch", "resume=true",
                                      f"start_from={tiny_run}", "iterations=3"))
@@ -130,7 +176,7 @@ def test_start_from_at_the_same_depth_branches_the_run(tiny_run: Path, tmp_path:
 
 
 @pytest.mark.parametrize("overrides,message", [
-    (["network.channels=24"], "channels 16 \\(this run: 24\\)"),
+    (["network.value_hidden=24"], "value_hidden 16 \\(this run: 24\\)"),
 ])
 def test_start_from_refuses_another_net(tiny_run: Path, tmp_path: Path, overrides: list[str],
                                         message: str) -> None:
