@@ -9,11 +9,12 @@
 #   .gpu/site              pure-Python packages missing there (hydra, omegaconf, antlr4)
 #   .gpu/champion          a run dir holding checkpoints/<the newest checkpoint>:
 #                          mkdir -p .gpu/champion/checkpoints
-#                          cp checkpoints/general/*.pt .gpu/champion/checkpoints/
+#                          cp checkpoints/general6/*.pt .gpu/champion/checkpoints/
 # Back here, gate the checkpoint against the registry's champions before bundling it:
 #   catena-zero arena arena=gate arena.candidate=checkpoint:OUT/checkpoint-....pt \
 #       board=side6 arena.num_games=200      (and board=side8)
-# The mix is the champion sittings' (checkpoints/README.md), so the curriculum goes on where
+# The mix, the 6x32 net and the floor learning rate are the champion sittings'
+# (checkpoints/README.md), so the curriculum goes on where
 # it stopped; the run's seconds clock counts the GPU's faster iterations as they come. With
 # 4x the games an iteration, the training steps an iteration grow 4x too, keeping the
 # sittings' training steps per self-play position.
@@ -44,6 +45,7 @@ timeout $(( ${RUN_MINUTES%.*} * 60 + 240 )) $PY -c \
     'mix.shares=[1,4,3,26,14,12,4,4,1,1,1,1,1,1,1,1,2,2,2,2,2,2,2,2]' 'mix.final_shares=[]' \
     mix.schedule_minutes=0 games_per_iteration="$GAMES" selfplay.games_in_batch="$GAMES" \
     train.steps_per_iteration="$steps" checkpoint_every=1 gating.enabled=false \
+    network.blocks=6 train.learning_rate=1e-4 train.lr_schedule=constant \
     tensorboard=false progress=true iterations=0 max_minutes="$RUN_MINUTES" \
     > "$OUT/train.log" 2>&1
 echo "train exit $?"
