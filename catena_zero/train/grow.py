@@ -119,7 +119,7 @@ def _layout(key: str, maps: dict[str, Any]) -> list[Any] | None:
     parts = key.split(".")
     if key in ("stem.weight", "global_linear.weight", "global_linear.bias"):
         return [trunk] + [None] * (3 if key == "stem.weight" else (1 if "weight" in key else 0))
-    if parts[0] in ("trunk_norm",) or parts[:1] == ["blocks"] and parts[2] == "norm1":
+    if parts[0] == "trunk_norm" or (parts[0] == "blocks" and parts[2] == "norm1"):
         return [trunk]
     if key in ("policy_conv.weight", "policy_pool_conv.weight", "value_conv.weight"):
         return [None, trunk, None, None]

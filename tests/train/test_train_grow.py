@@ -41,12 +41,8 @@ def random_inputs(side: int, count: int = 5, seed: int = 0):
     return planes, torch.rand(count, NUM_GLOBALS, generator=generator)
 
 
-@pytest.mark.parametrize("blocks", [2, 3, 4, 7])
-def test_a_grown_net_computes_what_the_net_computed(blocks: int) -> None:
-    net = trained_net()
-    grown = grow_network(net, blocks).eval()
-    assert grown.config.blocks == blocks and len(grown.blocks) == blocks
-    assert grown.config.channels == net.config.channels
+def assert_computes_the_same(net: PolicyValueNet, grown: PolicyValueNet) -> None:
+    """Every head of `grown` gives what `net`'s gives on sides 3, 6 and 10."""
     for side in (3, 6, 10):
         planes, globals_ = random_inputs(side, seed=side)
         with torch.no_grad():
@@ -55,6 +51,15 @@ def test_a_grown_net_computes_what_the_net_computed(blocks: int) -> None:
         torch.testing.assert_close(after.value_logits, before.value_logits)
         torch.testing.assert_close(after.score, before.score)
         torch.testing.assert_close(after.ownership, before.ownership)
+
+
+@pytest.mark.parametrize("blocks", [2, 3, 4, 7])
+def test_a_grown_net_computes_what_the_net_computed(blocks: int) -> None:
+    net = trained_net()
+    grown = grow_network(net, blocks).eval()
+    assert grown.config.blocks == blocks and len(grown.blocks) == blocks
+    assert grown.config.channels == net.config.channels
+    assert_computes_the_same(net, grown)
     # The pooling blocks fall where a net built at this depth has them.
     assert [block.pool_channels > 0 for block in grown.blocks] == [
         (index + 1) % net.config.global_pool_every == 0 for index in range(blocks)]
@@ -70,13 +75,7 @@ def test_a_widened_net_computes_what_the_net_computed(normalisation: str, blocks
     for training in (False, True):  # running statistics, and each batch's own
         net.train(training)
         grown.train(training)
-        for side in (3, 6, 10):
-            planes, globals_ = random_inputs(side, seed=side)
-            with torch.no_grad():
-                before, after = net(planes, globals_), grown(planes, globals_)
-            torch.testing.assert_close(after.policy_logits, before.policy_logits)
-            torch.testing.assert_close(after.value_logits, before.value_logits)
-            torch.testing.assert_close(after.ownership, before.ownership)
+        assert_computes_the_same(net, grown)
 
 
 def test_the_added_channels_learn() -> None:
