@@ -13,8 +13,10 @@ champions.json (gating), summary.json (the final summary). A start-up line on st
 what will run and for how long; the bar's postfix gives the ETA by the bound that binds
 first (iterations or max_minutes).
 
-runtime=inline runs everything in this process; runtime=ray (the default) runs self-play
-actors, a learner and an evaluator on Ray (`catena_zero.pipeline.run.run_training`).
+runtime=inline runs everything in this process; runtime=processes plays in worker processes
+of this machine (no Ray; `runtime.selfplay_device=cuda` evaluates there on the GPU) while this
+process trains; runtime=ray (the default) runs self-play actors, a learner and an evaluator
+on Ray (`catena_zero.pipeline.run.run_training`).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from catena_zero.cli.common import (
 from catena_zero.data.atomic import atomic_write_text
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.network.config import NetworkConfig
+from catena_zero.network.device import resolve_device
 from catena_zero.pipeline.config import LoopConfig, RuntimeConfig, TrainLoopConfig
 from catena_zero.pipeline.run import check_gating_registry, run_training
 from catena_zero.pipeline.steps import check_start_from
@@ -71,6 +74,11 @@ def main(overrides: list[str]) -> int:
     loop_config = build_config(config)  # validate everything before touching the disk
     runtime = to_dataclass(RuntimeConfig, config.runtime, "runtime")
     gating = to_dataclass(TrainingGateConfig, config.gating, "gating")
+    if runtime.name == "processes":  # a device this machine lacks, before any process starts
+        try:
+            resolve_device(runtime.selfplay_device)
+        except ValueError as error:
+            raise ConfigError(f"runtime.selfplay_device: {error}") from None
     # A damaged champion registry is refused now, before the run directory is touched, and
     # so is a start_from checkpoint that cannot be read or does not fit the network.
     check_gating_registry(gating, loop_config.loop.run_dir)

@@ -119,21 +119,26 @@ class LoopConfig:
                              f"got {self.inference_precision!r}")
 
 
-RUNTIMES = ("inline", "ray")
+RUNTIMES = ("inline", "processes", "ray")
 
 
 @dataclass(frozen=True)
 class RuntimeConfig(RayConfig):
-    """Where a run's actors run (`runtime` group): `name` picks the runtime; the Ray settings
-    it inherits matter only to `ray`."""
+    """Where a run's actors run (`runtime` group): `name` picks the runtime; of the Ray settings
+    it inherits, `processes` reads `num_selfplay_actors` (its worker processes; 0 = one per
+    CPU) and the rest matter only to `ray`."""
 
-    name: str = "ray"  # inline (one process, no Ray) | ray (actors on Ray, local or cluster)
+    name: str = "ray"  # inline (one process) | processes (self-play processes, no Ray) | ray
+    selfplay_device: str = "cpu"  # processes: where each self-play process evaluates (cpu, cuda)
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.name not in RUNTIMES:
             raise ValueError(f"runtime name must be one of {', '.join(RUNTIMES)}, "
                              f"got {self.name!r}")
+        device = self.selfplay_device
+        if device not in ("auto", "cpu", "cuda") and not str(device).startswith("cuda:"):
+            raise ValueError(f"selfplay_device must be auto, cpu or cuda[:N], got {device!r}")
 
 
 @dataclass(frozen=True)

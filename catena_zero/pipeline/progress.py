@@ -180,3 +180,17 @@ class ProgressReporter:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+
+
+def advance_bar(bar: ProgressReporter, iteration: int, scalars: dict[str, float],
+                time_shares: str = "") -> None:
+    """Move a bar of shards (the Ray and process runtimes) to `iteration`, with one
+    self-play worker's positions/s, the loss and (a mixed run) the time shares by side."""
+    postfix = {}
+    if "selfplay/positions_per_s" in scalars:
+        postfix["pos/s/actor"] = f"{scalars['selfplay/positions_per_s']:.0f}"
+    if "loss/total" in scalars:
+        postfix["loss"] = f"{scalars['loss/total']:.3f}"
+    if time_shares:
+        postfix["time"] = time_shares
+    bar.update(iteration, postfix)

@@ -1,6 +1,7 @@
 """One entry point for a training run on any runtime.
 
     summary = run_training(loop_config, RuntimeConfig(name="inline"))   # this process
+    summary = run_training(loop_config, RuntimeConfig(name="processes")) # worker processes
     summary = run_training(loop_config, RuntimeConfig(name="ray"))      # Ray, local or cluster
 
 The gate hook (`catena_zero.arena.gating.make_training_gate`) is built here from the
@@ -45,6 +46,10 @@ def run_training(config: TrainLoopConfig, runtime: RuntimeConfig | None = None,
         from catena_zero.pipeline.inline import train_loop
 
         return train_loop(config, on_checkpoint=on_checkpoint)
+    if runtime.name == "processes":
+        from catena_zero.pipeline.processes import train_processes
+
+        return train_processes(config, runtime, on_checkpoint=on_checkpoint)
     from catena_zero.pipeline.ray import train_distributed
 
     return train_distributed(config, runtime, on_checkpoint=on_checkpoint)

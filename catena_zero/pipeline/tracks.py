@@ -118,6 +118,16 @@ class TrackClock:
         total = self.total_iterations
         return self.total_seconds / total if total else 0.0
 
+    def ahead(self, keys) -> TrackClock:
+        """A copy with one more iteration of each track key in `keys` counted at its mean
+        seconds: the tasks handed out and not yet back, so that a mix plans past them.
+        Before any play there is no mean, and each counts one unit (as in `next_track`):
+        the first tasks of a run with several workers spread over the tracks too."""
+        clock = TrackClock(iterations=dict(self.iterations), seconds=dict(self.seconds))
+        for key in keys:
+            clock.add(key, clock.seconds_per_iteration(key) or 1.0)
+        return clock
+
     def time_shares(self) -> dict[str, float]:
         """Each track's realised share of the self-play seconds (empty before any)."""
         total = self.total_seconds

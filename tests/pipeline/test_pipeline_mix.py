@@ -125,6 +125,45 @@ def test_a_track_clock_knows_its_means() -> None:
     assert clock.total_iterations == 3 and clock.total_seconds == 16.0
 
 
+def test_a_clock_counts_the_tasks_in_flight_ahead_on_a_copy() -> None:
+    clock = TrackClock(iterations={"a": 2, "b": 1}, seconds={"a": 6.0, "b": 9.0})
+    ahead = clock.ahead(["a", "a", "c"])
+    assert clock.iterations == {"a": 2, "b": 1} and clock.seconds == {"a": 6.0, "b": 9.0}
+    assert ahead.iterations == {"a": 4, "b": 1, "c": 1}
+    # a's mean is 3 s; c has none, so it counts the mean of all so far (21 s over 5)
+    assert ahead.seconds == {"a": 12.0, "b": 9.0, "c": pytest.approx(21.0 / 5)}
+    # before any play each task counts one unit, so the next task goes to the other track
+    mix = TrackMix(MixConfig(tracks=("3/komi/standard", "4/komi/standard"), shares=(1, 1)),
+                   Rules(6))
+    first = mix.next_track(TrackClock())
+    second = mix.next_track(TrackClock().ahead([first.key]))
+    assert {first, second} == set(mix.tracks)
+
+
+@pytest.mark.parametrize("workers", [2, 3, 8])
+def test_planning_past_the_tasks_in_flight_keeps_the_time_shares(workers) -> None:
+    """Property: with several workers, each new task planned on the clock with the tasks in
+    flight counted ahead, and tasks finishing in any order, the time shares still approach
+    the targets."""
+    import numpy as np
+    generator = np.random.default_rng(workers)
+    tracks = ("3/komi/standard", "6/komi/standard", "10/komi/standard")
+    mix = TrackMix(MixConfig(tracks=tracks, shares=(1, 3, 2)), Rules(6))
+    cost = {"side3-komi-standard": 1.0, "side6-komi-standard": 8.0,
+            "side10-komi-standard": 40.0}
+    clock = TrackClock()
+    in_flight = []
+    for _ in range(3000):
+        while len(in_flight) < workers:
+            in_flight.append(mix.next_track(clock.ahead(in_flight)).key)
+        done = in_flight.pop(int(generator.integers(len(in_flight))))
+        clock.add(done, cost[done] * generator.uniform(0.8, 1.25))
+    shares = clock.time_shares()
+    assert shares["side3-komi-standard"] == pytest.approx(1 / 6, abs=0.03)
+    assert shares["side6-komi-standard"] == pytest.approx(3 / 6, abs=0.03)
+    assert shares["side10-komi-standard"] == pytest.approx(2 / 6, abs=0.04)
+
+
 def test_an_empty_mix_is_the_run_s_own_rules() -> None:
     mix = TrackMix(MixConfig(), Rules(5, "nokomi", "longest"))
     assert mix.tracks == [Track(5, "nokomi", "longest")]

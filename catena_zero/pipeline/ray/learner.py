@@ -44,7 +44,7 @@ from catena_zero.pipeline.steps import (
     set_torch_threads,
 )
 from catena_zero.pipeline.tracks import TrackMix
-from catena_zero.selfplay.selfplay import SampleGame
+from catena_zero.selfplay.selfplay import SampleGame, SelfPlayStats
 from catena_zero.train.checkpoint import Counters
 
 PENDING_DIR = "pending"
@@ -88,6 +88,18 @@ def sample_games_of(extra: dict) -> list[SampleGame]:
             return []
         games.append(SampleGame(entry[0], entry[1], tuple(entry[2])))
     return games
+
+
+def orphan_result(path: str | Path) -> SelfPlayResult:
+    """A SelfPlayResult for a shard found on disk (its statistics come from its metadata)."""
+    meta = read_shard_meta(path)
+    extra = meta.extra or {}
+    stats = SelfPlayStats(games=int(meta.num_games), positions=int(extra.get("positions", 0)),
+                          black_wins=int(extra.get("black_wins", 0)),
+                          draws=int(extra.get("draws", 0)), seconds=0.0)
+    return SelfPlayResult(iteration=int(extra.get("iteration", -1)),
+                          weights_version=int(meta.model_step), shard_path=str(path),
+                          stats=stats, fair_komi=float(extra.get("fair_komi", 0.0)))
 
 
 def _is_int(value) -> bool:
@@ -256,7 +268,7 @@ class LearnerCore:
         self.probed_at = iteration
         probed = run_probe(self.players, self.mix.tracks, self.state.fair_komis,
                            self.config.search, self.config.loop.probe,
-                           seed=self.config.loop.seed + iteration - 1)
+                           seed=self.config.loop.seed + max(iteration - 1, 0))
         self.logger.log_probe(iteration, self.trainer.step, probed)
         return probed
 

@@ -33,13 +33,22 @@ from catena_zero.data import list_shards
 from catena_zero.pipeline.config import TrainLoopConfig
 from catena_zero.pipeline.messages import CheckpointEvent, CheckpointHook, WeightsMessage
 from catena_zero.pipeline.probe import probe_due
-from catena_zero.pipeline.progress import ProgressReporter, describe_run, side_time_shares
+from catena_zero.pipeline.progress import (
+    ProgressReporter,
+    advance_bar,
+    describe_run,
+    side_time_shares,
+)
 from catena_zero.pipeline.ray.config import RayConfig
-from catena_zero.pipeline.ray.learner import LearnerCore, LearnerStatus, pending_dir
-from catena_zero.pipeline.ray.worker import SelfPlayTask, SelfPlayWorkerCore
+from catena_zero.pipeline.ray.learner import LearnerCore, LearnerStatus, orphan_result, pending_dir
+from catena_zero.pipeline.ray.worker import (
+    SelfPlayTask,
+    SelfPlayWorkerCore,
+    next_task,
+    task_track_key,
+)
 from catena_zero.pipeline.steps import build_fresh_network, find_resume_checkpoint, warn
 from catena_zero.pipeline.tracks import TrackClock, TrackMix
-from catena_zero.rules import Track
 
 _WORKER_FAILURES = (RayActorError, ActorDiedError, ActorUnavailableError)
 
@@ -273,15 +282,9 @@ class _Driver:
 
     def _submit(self, worker_index: int, task: SelfPlayTask | None = None) -> None:
         if task is None:
-            task_id = self.next_task_id
+            task = next_task(self.config, self.state, self.mix, self._planning_clock(),
+                             self.next_task_id, self.weights_version, pending_dir(self.run_dir))
             self.next_task_id += 1
-            track = self.mix.next_track(self._planning_clock())
-            fair_komi = self.state.fair_komis.get(track.key, self.state.fair_komi or 0.0)
-            task = SelfPlayTask(
-                task_id=task_id, attempt=0, fair_komi=float(fair_komi),
-                weights_version=self.weights_version,
-                shard_path=str(pending_dir(self.run_dir) / f"shard-{task_id:012d}.npz"),
-                track=str(track) if self.config.mix.is_mixed else "")
         reference = self.workers[worker_index].play.remote(task, self.weights_ref)
         self.in_flight[reference] = (worker_index, task)
 
@@ -290,14 +293,10 @@ class _Driver:
         return side_time_shares(self.state.clock) if self.config.mix.is_mixed else ""
 
     def _planning_clock(self) -> TrackClock:
-        """The learner's clock with each task in flight counted ahead (one iteration of its
-        track, at the track's mean seconds), so the mix plans past the tasks handed out."""
-        clock = TrackClock(iterations=dict(self.state.track_iterations),
-                           seconds=dict(self.state.track_seconds))
-        for _, task in self.in_flight.values():
-            key = Track.parse(task.track).key if task.track else self.mix.tracks[0].key
-            clock.add(key, clock.seconds_per_iteration(key))
-        return clock
+        """The learner's clock with each task in flight counted ahead, so the mix plans past
+        the tasks handed out."""
+        return self.state.clock.ahead(task_track_key(task, self.mix)
+                                      for _, task in self.in_flight.values())
 
     def _resubmit(self, worker_index: int, task: SelfPlayTask, error: Exception) -> None:
         self.worker_failures += 1
@@ -370,7 +369,7 @@ class _Driver:
                 self._refresh_weights()
                 status = None
                 for path in ray.get(self.learner.pending_shards.remote()):
-                    status = ray.get(self.learner.consume.remote(_orphan_result(path)))
+                    status = ray.get(self.learner.consume.remote(orphan_result(path)))
                     self._after_consume(status)
                 return status
             except _WORKER_FAILURES:
@@ -398,10 +397,10 @@ class _Driver:
             for path in ray.get(self.learner.pending_shards.remote()):
                 if self.state.counters.iteration >= target:
                     break
-                status = self._consume(_orphan_result(path))
+                status = self._consume(orphan_result(path))
                 if status is not None:
                     last = status.scalars
-                    _advance(bar, status.counters.iteration, last, self._time_shares())
+                    advance_bar(bar, status.counters.iteration, last, self._time_shares())
             for index in range(self.num_workers):
                 self._submit(index)
             while self.state.counters.iteration < target and time.monotonic() < deadline:
@@ -417,7 +416,7 @@ class _Driver:
                 positions += result.stats.positions
                 if status is not None:
                     last = status.scalars
-                    _advance(bar, status.counters.iteration, last, self._time_shares())
+                    advance_bar(bar, status.counters.iteration, last, self._time_shares())
             if probe_due(loop, self.state.counters.iteration, last=True):
                 ray.get(self.learner.probe.remote())
             if self.state.counters.iteration % loop.checkpoint_every != 0:
@@ -476,34 +475,6 @@ def _await_actor(call, timeout_s: float = 300.0):
 def _describe(value: Any) -> Any:
     summary = getattr(value, "summary", None)
     return summary() if callable(summary) else value
-
-
-def _orphan_result(path: str):
-    """A SelfPlayResult for a shard found on disk (its statistics come from its metadata)."""
-    from catena_zero.data import read_shard_meta
-    from catena_zero.pipeline.messages import SelfPlayResult
-    from catena_zero.selfplay.selfplay import SelfPlayStats
-
-    meta = read_shard_meta(path)
-    extra = meta.extra or {}
-    stats = SelfPlayStats(games=int(meta.num_games), positions=int(extra.get("positions", 0)),
-                          black_wins=int(extra.get("black_wins", 0)),
-                          draws=int(extra.get("draws", 0)), seconds=0.0)
-    return SelfPlayResult(iteration=int(extra.get("iteration", -1)),
-                          weights_version=int(meta.model_step), shard_path=str(path),
-                          stats=stats, fair_komi=float(extra.get("fair_komi", 0.0)))
-
-
-def _advance(bar: ProgressReporter, iteration: int, scalars: dict[str, float],
-             time_shares: str = "") -> None:
-    postfix = {}
-    if "selfplay/positions_per_s" in scalars:
-        postfix["pos/s/actor"] = f"{scalars['selfplay/positions_per_s']:.0f}"
-    if "loss/total" in scalars:
-        postfix["loss"] = f"{scalars['loss/total']:.3f}"
-    if time_shares:
-        postfix["time"] = time_shares
-    bar.update(iteration, postfix)
 
 
 def train_distributed(config: TrainLoopConfig, ray_config: RayConfig,

@@ -16,13 +16,14 @@ from pathlib import Path
 import numpy as np
 
 from catena_zero.pipeline.config import TrainLoopConfig
-from catena_zero.pipeline.messages import SelfPlayResult, WeightsMessage
+from catena_zero.pipeline.messages import LoopState, SelfPlayResult, WeightsMessage
 from catena_zero.pipeline.steps import (
     TrackPlayers,
     build_fresh_network,
     selfplay_iteration,
     set_torch_threads,
 )
+from catena_zero.pipeline.tracks import TrackClock, TrackMix
 from catena_zero.rules import Track
 
 
@@ -38,18 +39,38 @@ class SelfPlayTask:
     track: str = ""  # the track to play, "side/game_type/scoring" ("": the run's own rules)
 
 
-class SelfPlayWorkerCore:
-    """Plays self-play tasks of any track of the run; `remote_model` (optional) stands in
-    for the net's inference copy and sends leaves to a shared inference actor."""
+def task_track_key(task: SelfPlayTask, mix: TrackMix) -> str:
+    """The Track.key a task plays (a task of a run without a mix plays the run's track)."""
+    return Track.parse(task.track).key if task.track else mix.tracks[0].key
 
-    def __init__(self, config: TrainLoopConfig, worker_index: int, remote_model=None):
+
+def next_task(config: TrainLoopConfig, state: LoopState, mix: TrackMix, clock: TrackClock,
+              task_id: int, weights_version: int, directory: str | Path) -> SelfPlayTask:
+    """The run's next task: the track its mix picks on `clock` (the learner's, with the
+    tasks in flight counted ahead), komis drawn around that track's fair komi, the shard
+    written as `directory/shard-<task_id>.npz`."""
+    track = mix.next_track(clock)
+    fair_komi = state.fair_komis.get(track.key, state.fair_komi or 0.0)
+    return SelfPlayTask(task_id=task_id, attempt=0, fair_komi=float(fair_komi),
+                        weights_version=weights_version,
+                        shard_path=str(Path(directory) / f"shard-{task_id:012d}.npz"),
+                        track=str(track) if config.mix.is_mixed else "")
+
+
+class SelfPlayWorkerCore:
+    """Plays self-play tasks of any track of the run, evaluating on `device`; `remote_model`
+    (optional) stands in for the net's inference copy and sends leaves to a shared inference
+    actor."""
+
+    def __init__(self, config: TrainLoopConfig, worker_index: int, remote_model=None,
+                 device: str = "cpu"):
         # At most one CPU per actor: more threads than that only fight each other.
         set_torch_threads(config.loop.threads, automatic=1)
         self.config = config
         self.worker_index = worker_index
         self.net = build_fresh_network(config)
         self.weights_version = -1
-        self.players = TrackPlayers(config, self.net, "cpu", model=remote_model)
+        self.players = TrackPlayers(config, self.net, device, model=remote_model)
         self.default_track = Track.from_rules(config.rules)
 
     def set_weights(self, weights: WeightsMessage) -> int:
