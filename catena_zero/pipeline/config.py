@@ -112,11 +112,17 @@ class LoopConfig:
                              "and then its own")
         if self.keep_checkpoints < 0:
             raise ValueError(f"keep_checkpoints must be >= 0, got {self.keep_checkpoints}")
-        if self.device not in ("auto", "cpu", "cuda") and not self.device.startswith("cuda:"):
-            raise ValueError(f"device must be auto, cpu or cuda[:N], got {self.device!r}")
+        check_device_name("device", self.device)
         if self.inference_precision not in INFERENCE_PRECISIONS:
             raise ValueError(f"inference_precision must be one of {INFERENCE_PRECISIONS}, "
                              f"got {self.inference_precision!r}")
+
+
+def check_device_name(field: str, device) -> None:
+    """A device setting names auto, cpu or cuda[:N] (whether this machine has it is asked
+    later, by `resolve_device`); ValueError naming `field` otherwise."""
+    if device not in ("auto", "cpu", "cuda") and not str(device).startswith("cuda:"):
+        raise ValueError(f"{field} must be auto, cpu or cuda[:N], got {device!r}")
 
 
 RUNTIMES = ("inline", "processes", "ray")
@@ -136,9 +142,7 @@ class RuntimeConfig(RayConfig):
         if self.name not in RUNTIMES:
             raise ValueError(f"runtime name must be one of {', '.join(RUNTIMES)}, "
                              f"got {self.name!r}")
-        device = self.selfplay_device
-        if device not in ("auto", "cpu", "cuda") and not str(device).startswith("cuda:"):
-            raise ValueError(f"selfplay_device must be auto, cpu or cuda[:N], got {device!r}")
+        check_device_name("selfplay_device", self.selfplay_device)
 
 
 @dataclass(frozen=True)

@@ -61,9 +61,10 @@ def _play(task: SelfPlayTask, weights: WeightsMessage) -> SelfPlayResult:
 
 
 def worker_count(runtime: RuntimeConfig) -> int:
-    """The self-play processes: `num_selfplay_actors`, or one per CPU of this machine (the
-    learner waits for shards most of the time, so it takes no core of its own)."""
-    return runtime.num_selfplay_actors or max(1, os.cpu_count() or 1)
+    """The self-play processes, placed on this machine's CPUs as the Ray runtime places its
+    actors (`RayConfig.placement`): `num_selfplay_actors`, or one per CPU (the learner waits
+    for shards most of the time, so it takes no core of its own)."""
+    return runtime.placement(float(os.cpu_count() or 1))[0]
 
 
 def train_processes(config: TrainLoopConfig, runtime: RuntimeConfig,
@@ -153,18 +154,21 @@ class _Driver:
         status = self.learner.consume(result)
         if status.weights_version != self.weights.version:
             self.weights = self.learner.weights()
-        if status.checkpoint and self.hook is not None:
-            event = self.learner.checkpoint_event()
-            if event is not None:
-                self.hook(event)
+        if status.checkpoint:
+            self.gate_newest()
         return status.scalars
+
+    def gate_newest(self) -> None:
+        """Hand the learner's newest checkpoint to the hook (the gate), in this process."""
+        event = self.learner.checkpoint_event()
+        if self.hook is not None and event is not None:
+            self.hook(event)
 
     def run(self, workers: int, bar: ProgressReporter, start: float) -> dict[str, float]:
         loop = self.config.loop
         deadline = start + 60.0 * loop.max_minutes if loop.max_minutes else math.inf
         target = loop.iterations or math.inf
         last: dict[str, float] = {}
-
         first = self.learner.state.counters.iteration
 
         def finished() -> bool:
@@ -203,7 +207,5 @@ class _Driver:
             self.learner.probe()
         if self.learner.state.counters.iteration % loop.checkpoint_every != 0:
             self.learner.checkpoint()
-            event = self.learner.checkpoint_event()
-            if self.hook is not None and event is not None:
-                self.hook(event)
+            self.gate_newest()
         return last
