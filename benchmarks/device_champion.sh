@@ -6,8 +6,9 @@
 #
 #   OUT=/tmp/out DEVICE=cpu RUN_MINUTES=0.5 GAMES=16 WORKERS=2 bash benchmarks/device_champion.sh
 #                                                          # rehearsal on the CPU
-#   RUN_MINUTES=7 HARD_SECONDS=480 GAMES=256 WORKERS=8 THREADS=4 bash benchmarks/device_champion.sh
-#                                                          # as run on an H200 (docs/results)
+#   RUN_MINUTES=9 HARD_SECONDS=565 GAMES=256 WORKERS=10 THREADS=2 \
+#       EXTRA="selfplay.full_simulations=128 selfplay.cheap_simulations=32" \
+#       bash benchmarks/device_champion.sh                 # as last run on an H200 (docs/results)
 #
 # Inputs (prepared beside the repo, git-ignored, carried to the machine with `carry`):
 #   .gpu/site              pure-Python packages missing there (hydra, omegaconf, antlr4)
@@ -37,6 +38,9 @@ THREADS=${THREADS:-$(nproc)}
 # SELFPLAY_DEVICE while this process trains on DEVICE; 0: the one inline process.
 WORKERS=${WORKERS:-0}
 SELFPLAY_DEVICE=${SELFPLAY_DEVICE:-$DEVICE}
+# Further Hydra overrides, space-separated (for example a deeper self-play search when the
+# workers would otherwise wait on the learner): EXTRA="selfplay.full_simulations=128".
+read -r -a extra <<< "${EXTRA:-}"
 PY=${PYTHON:-python3}
 mkdir -p "$OUT"
 export PYTHONPATH="$PWD/.gpu/site${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
@@ -54,7 +58,7 @@ common=(run_dir="$RUN_DIR" resume=true device="$DEVICE"
     mix.schedule_minutes=0 games_per_iteration="$GAMES" selfplay.games_in_batch="$GAMES"
     train.steps_per_iteration="$steps" checkpoint_every=1 gating.enabled=false
     network.blocks=6 train.learning_rate=1e-4 train.lr_schedule=constant
-    tensorboard=false progress=true iterations=0)
+    tensorboard=false progress=true iterations=0 "${extra[@]}")
 train() {  # seconds to the hard stop, then overrides
     local seconds=$1; shift
     timeout "$seconds" $PY -c \

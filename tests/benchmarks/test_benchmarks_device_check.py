@@ -70,3 +70,11 @@ def test_the_champion_script_falls_back_to_one_process(tmp_path: Path) -> None:
                           HARD_SECONDS="300")
     assert "processes runtime failed" in completed.stdout
     assert "runtime inline" in (tmp_path / "out" / "train.log").read_text()
+
+
+@pytest.mark.slow  # one tiny inline iteration: about 30 s
+@pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
+def test_the_champion_script_passes_extra_overrides_to_the_run(tmp_path: Path) -> None:
+    _rehearse(tmp_path, WORKERS="0",
+              EXTRA="selfplay.full_simulations=12 selfplay.cheap_simulations=3")
+    assert "search gumbel 12/3 simulations" in (tmp_path / "out" / "train.log").read_text()
