@@ -160,8 +160,10 @@ class _Driver:
 
     def gate_newest(self) -> None:
         """Hand the learner's newest checkpoint to the hook (the gate), in this process."""
+        if self.hook is None:
+            return
         event = self.learner.checkpoint_event()
-        if self.hook is not None and event is not None:
+        if event is not None:
             self.hook(event)
 
     def run(self, workers: int, bar: ProgressReporter, start: float) -> dict[str, float]:
