@@ -61,11 +61,14 @@ class LadderResult:
     komi_source: str = "given"  # given | exact | estimate (a checkpoint's) | none (komi 0)
 
 
+STEP_TAG = re.compile(r"step_?(\d+)")  # "step000500", "step_500": a training step
+
+
 def checkpoint_step(path: Path) -> int | None:
     """Training step from a checkpoint file name: the digits after "step"
     ("checkpoint-step000000500-iter000010.pt" -> 500), else its last run of digits, else None.
     """
-    tagged = re.search(r"step_?(\d+)", path.stem)
+    tagged = STEP_TAG.search(path.stem)
     if tagged:
         return int(tagged.group(1))
     numbers = re.findall(r"\d+", path.stem)

@@ -10,7 +10,7 @@ import numpy as np
 
 from catena_zero.arena.elo import EloFit
 from catena_zero.arena.gating import GateResult
-from catena_zero.arena.ladder import CHECKPOINT_SUFFIXES, checkpoint_step
+from catena_zero.arena.ladder import CHECKPOINT_SUFFIXES, STEP_TAG, checkpoint_step
 from catena_zero.arena.match import ColourRecord, MatchResult
 
 
@@ -35,12 +35,16 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[object]],
 
 
 def short_name(name: str) -> str:
-    """A checkpoint spec or path shortened to "<run>/step<N>" for tables; others unchanged."""
+    """A checkpoint spec or path shortened to "<run>/step<N>" for tables; others unchanged.
+
+    Only a file name that says "step" is labelled by its step: "svw50.pt" stays "svw50",
+    its digits are part of a name, not a training step.
+    """
     text = name.removeprefix("checkpoint:")
     if text == name and not text.endswith(CHECKPOINT_SUFFIXES):
         return name
     path = Path(text)
-    step = checkpoint_step(path)
+    step = checkpoint_step(path) if STEP_TAG.search(path.stem) else None
     run = path.parent.parent if path.parent.name == "checkpoints" else path.parent
     label = f"step{step}" if step is not None else path.stem
     return f"{run.name}/{label}" if run.name else label

@@ -61,6 +61,11 @@ def test_tables():
     assert short_name("checkpoint:runs/a/checkpoints/checkpoint-step000000500-iter000010.pt"
                       ) == "a/step500"
     assert short_name("uct:200") == "uct:200"
+    # digits that are part of a name are not a step; a model file that says "step" is
+    assert short_name("runs/ratings/svw50.pt") == "ratings/svw50"
+    assert short_name("runs/ratings/ctrl.pt") == "ratings/ctrl"
+    assert short_name("runs/ratings/general-step38752.pt") == "ratings/step38752"
+    assert short_name("checkpoint:runs/b/model_step_70.pt") == "b/step70"
 
 
 def test_checkpoint_agents_gate_and_ladder(tmp_path, capsys):
