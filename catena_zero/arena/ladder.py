@@ -64,13 +64,20 @@ class LadderResult:
 STEP_TAG = re.compile(r"step_?(\d+)")  # "step000500", "step_500": a training step
 
 
+def tagged_step(path: Path) -> int | None:
+    """The training step a file name says with its "step" tag
+    ("checkpoint-step000000500-iter000010.pt" -> 500); None when it has no such tag."""
+    tagged = STEP_TAG.search(path.stem)
+    return int(tagged.group(1)) if tagged else None
+
+
 def checkpoint_step(path: Path) -> int | None:
     """Training step from a checkpoint file name: the digits after "step"
     ("checkpoint-step000000500-iter000010.pt" -> 500), else its last run of digits, else None.
     """
-    tagged = STEP_TAG.search(path.stem)
-    if tagged:
-        return int(tagged.group(1))
+    step = tagged_step(path)
+    if step is not None:
+        return step
     numbers = re.findall(r"\d+", path.stem)
     return int(numbers[-1]) if numbers else None
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from catena_zero.arena.elo import EloFit
 from catena_zero.arena.gating import GateResult
-from catena_zero.arena.ladder import CHECKPOINT_SUFFIXES, STEP_TAG
+from catena_zero.arena.ladder import CHECKPOINT_SUFFIXES, tagged_step
 from catena_zero.arena.match import ColourRecord, MatchResult
 
 
@@ -44,9 +44,9 @@ def short_name(name: str) -> str:
     if text == name and not text.endswith(CHECKPOINT_SUFFIXES):
         return name
     path = Path(text)
-    tagged = STEP_TAG.search(path.stem)
+    step = tagged_step(path)
     run = path.parent.parent if path.parent.name == "checkpoints" else path.parent
-    label = f"step{int(tagged.group(1))}" if tagged else path.stem
+    label = f"step{step}" if step is not None else path.stem
     return f"{run.name}/{label}" if run.name else label
 
 

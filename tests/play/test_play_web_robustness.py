@@ -349,8 +349,8 @@ def test_idle_connections_hold_no_thread_and_make_room_for_new_ones() -> None:
 
 def test_a_whole_request_gets_503_at_once_when_every_worker_is_busy() -> None:
     gate = threading.Event()
-    # The held searches wait far longer than any bound below, so an answer within those
-    # bounds did not wait for a worker, even on a loaded machine.
+    # The held searches wait far longer than any bound below, so the 503 within a second
+    # did not wait for a worker.
     with running_server(FakePlayer(before_move=lambda game: gate.wait(60)),
                         max_workers=2) as server:
         port = server.server_address[1]
@@ -376,7 +376,7 @@ def test_a_whole_request_gets_503_at_once_when_every_worker_is_busy() -> None:
             start = time.monotonic()
             status, headers, body = raw_request(port, request_bytes("GET", "/api/info"))
             assert status == 503 and "answering 2 requests" in json.loads(body)["error"]
-            assert int(headers["retry-after"]) > 0 and time.monotonic() - start < 10
+            assert int(headers["retry-after"]) > 0 and time.monotonic() - start < 1
         finally:
             gate.set()
             for mover in movers:
