@@ -63,6 +63,7 @@ from catena_zero.arena.match import play_match
 from catena_zero.arena.specs import AgentFactory, parse_agent_spec
 from catena_zero.data.atomic import atomic_write_text
 from catena_zero.export.evaluator import read_model_network
+from catena_zero.pipeline.metrics import MetricsError, read_metrics
 from catena_zero.play.bundled import bundled_general_path
 from catena_zero.play.model_player import PlayerConfig
 from catena_zero.rules import Track
@@ -198,7 +199,27 @@ def progress_of(run_dir: Path, checkpoint) -> RunProgress:
         minutes = None
     counters = checkpoint.counters
     return RunProgress(str(checkpoint.path), counters.step, counters.iteration,
-                       counters.games, counters.positions, minutes)
+                       counters.games, counters.positions, minutes, *time_split(run_dir))
+
+
+def time_split(run_dir: Path) -> tuple[float | None, float | None]:
+    """(self-play minutes, training minutes) summed over the run's iteration records, or
+    (None, None) when it has none (a damaged file too: the page says n/a)."""
+    try:
+        records = read_metrics(run_dir, log=None)
+    except MetricsError:
+        return None, None
+    selfplay = train = 0.0
+    seen = False
+    for record in records:
+        values = record["values"]
+        if record["kind"] != "iteration" or "time/iteration_seconds" not in values:
+            continue
+        seen = True
+        spent = values.get("train/seconds", 0.0)
+        train += spent
+        selfplay += values["time/iteration_seconds"] - spent
+    return (selfplay / 60.0, train / 60.0) if seen else (None, None)
 
 
 def play_matches(recipes: list[Recipe], progress: dict[str, RunProgress],

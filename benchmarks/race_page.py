@@ -26,6 +26,15 @@ class RunProgress:
     games: int
     positions: int
     minutes: float | None  # the loop's own minutes (summary.json); None when it has none
+    selfplay_minutes: float | None = None  # self-play's share of them (metrics.jsonl)
+    train_minutes: float | None = None  # the optimiser steps' share of them
+
+    def seconds_per_step(self) -> float | None:
+        """Training seconds an optimiser step: at the same net and batch, a measure of the
+        machine's speed that the recipe hardly changes."""
+        if self.train_minutes is None or self.steps <= 0:
+            return None
+        return 60.0 * self.train_minutes / self.steps
 
 
 @dataclass(frozen=True)
@@ -110,22 +119,56 @@ def render_page(name: str, date: str, settings: dict[str, str], recipes: list[Re
              f"- **Reproduce:** `{settings['reproduce']}`"
              + (f" {settings['reproduce_note']}" if settings.get("reproduce_note") else ""),
              "", "## Recipes", "",
-             "| recipe | overrides | minutes | steps | iterations | games | positions |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+             "| recipe | overrides | minutes | self-play / training min | steps | "
+             "training s/step | iterations | games | positions |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for recipe in recipes:
         run = progress[recipe.name]
         shown = " ".join(recipe.overrides).replace("|", "\\|") or "(the base alone)"
         minutes = "n/a" if run.minutes is None else f"{run.minutes:.1f}"
+        split = "n/a" if run.train_minutes is None else \
+            f"{run.selfplay_minutes:.1f} / {run.train_minutes:.1f}"
+        per_step = run.seconds_per_step()
+        per_step = "n/a" if per_step is None else f"{per_step:.3f}"
         marked = f"{recipe.name} (reused)" if recipe.name in reused else recipe.name
-        lines.append(f"| {marked} | `{shown}` | {minutes} | {run.steps} | "
-                     f"{run.iterations} | {run.games} | {run.positions} |")
+        lines.append(f"| {marked} | `{shown}` | {minutes} | {split} | {run.steps} | "
+                     f"{per_step} | {run.iterations} | {run.games} | {run.positions} |")
     lines += ["", f"Base overrides of every recipe: `{' '.join(base)}`. Minutes are the "
-              "training loop's own; steps, iterations, games and positions are the final "
-              "checkpoint's counters. Train commands:", "", "```", *commands.values(), "```",
-              "", "## Matches", "", "| player A | player B | games | A wins-draws-losses | "
+              "training loop's own, split by the run's `metrics.jsonl`; steps, iterations, "
+              "games and positions are the final checkpoint's counters. Train commands:",
+              "", "```", *commands.values(), "```"]
+    speed = speed_check(recipes, progress, reused)
+    lines += ["", speed] if speed else []
+    lines += ["", "## Matches", "", "| player A | player B | games | A wins-draws-losses | "
               "A's score | 95% interval |", "|---|---|---:|---|---:|---|"]
     for record in records:
         games, score, low, high = record.summary()
         lines.append(f"| {record.player_a} | {record.player_b} | {games} | {record.wins}-"
                      f"{record.draws}-{record.losses} | {score:.3f} | [{low:.3f}, {high:.3f}] |")
     return "\n".join(lines) + "\n"
+
+
+SPEED_TOLERANCE = 0.15  # training s/step of a reused run this far from a fresh one's: warned
+
+
+def speed_check(recipes: list[Recipe], progress: dict[str, RunProgress],
+                reused: set[str]) -> str | None:
+    """A warning when a reused run's training seconds a step differ from this race's fresh
+    runs' by more than SPEED_TOLERANCE: equal minutes were then not equal work (the same
+    net and batch assumed; the recipes' overrides say whether they are). None otherwise."""
+    fresh = [progress[recipe.name].seconds_per_step() for recipe in recipes
+             if recipe.name not in reused]
+    fresh = [value for value in fresh if value is not None]
+    if not reused or not fresh:
+        return None
+    reference = sum(fresh) / len(fresh)
+    off = []
+    for name in sorted(reused):
+        value = progress[name].seconds_per_step() if name in progress else None
+        if value is not None and abs(value / reference - 1.0) > SPEED_TOLERANCE:
+            off.append(f"{name} {value:.3f} s against {reference:.3f} s (x{value / reference:.2f})")
+    if not off:
+        return None
+    return ("**Machine speed:** a reused run's training step took another time than this "
+            "race's: " + "; ".join(off) + ". At the same net and batch the machine then ran "
+            "at another speed, and equal minutes were not equal work.")

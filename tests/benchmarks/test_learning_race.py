@@ -3,6 +3,7 @@ real tiny race end to end."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import learning_race
+from benchmarks import learning_race, race_page
 from benchmarks.learning_race import MatchRecord, Recipe, RunProgress
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,7 +98,8 @@ SETTINGS = {"race": "2 recipes trained from scratch for 30 minutes each, seed 0.
 
 def test_the_page_records_recipes_runs_matches_and_the_verdict() -> None:
     recipes = [Recipe("big", ("network.blocks=6", "network.channels=48")), Recipe("small", ())]
-    progress = {"big": RunProgress("runs/race/big/checkpoints/c.pt", 320, 10, 1280, 45000, 30.4),
+    progress = {"big": RunProgress("runs/race/big/checkpoints/c.pt", 320, 10, 1280, 45000, 30.4,
+                                   22.4, 8.0),
                 "small": RunProgress("runs/race/small/checkpoints/c.pt", 512, 16, 2048, 70000,
                                      None)}
     records = [MatchRecord("big", "small", 120, 10, 70), MatchRecord("big", "greedy", 190, 0, 10),
@@ -117,15 +119,53 @@ def test_the_page_records_recipes_runs_matches_and_the_verdict() -> None:
                  "trained one after another, then the matches, on core 1.",
                  "- **Reproduce:** `python -m benchmarks.learning_race big=... small= "
                  "--minutes 30`",
-                 "| big | `network.blocks=6 network.channels=48` | 30.4 | 320 | 10 | 1280 "
-                 "| 45000 |",
-                 "| small | `(the base alone)` | n/a | 512 | 16 | 2048 | 70000 |",
+                 "| big | `network.blocks=6 network.channels=48` | 30.4 | 22.4 / 8.0 | 320 "
+                 "| 1.500 | 10 | 1280 | 45000 |",
+                 "| small | `(the base alone)` | n/a | n/a | 512 | n/a | 16 | 2048 | 70000 |",
                  *commands.values(),
                  "| big | small | 200 | 120-10-70 | 0.625 | [0.556, 0.689] |",
                  "| big | greedy | 200 | 190-0-10 | 0.950 | [0.910, 0.973] |",
                  "| small | greedy | 200 | 150-0-50 | 0.750 | [0.686, 0.805] |"]:
         assert line in page.splitlines(), line
     assert "Base overrides of every recipe: `device=cpu`." in page
+
+
+def test_a_reused_run_from_a_machine_of_another_speed_is_flagged_on_the_page() -> None:
+    recipes = [Recipe("base", ()), Recipe("cheap", ("selfplay.full_simulations=16",))]
+    records = [MatchRecord("base", "cheap", 115, 0, 85)]
+
+    def page(base_train_minutes: float, reused: set[str]) -> str:
+        progress = {"base": RunProgress("b.pt", 6000, 184, 23552, 302538, 60.3, 42.3,
+                                        base_train_minutes),
+                    "cheap": RunProgress("c.pt", 5800, 182, 23296, 283293, 60.1, 32.2, 29.0)}
+        return learning_race.render_page("sims", "2026-12-05", SETTINGS, recipes, [], {},
+                                         progress, records, reused=reused)
+
+    # 0.18 s a step against the fresh run's 0.30: the reused run had a faster machine.
+    flagged = page(18.0, {"base"})
+    assert ("**Machine speed:** a reused run's training step took another time than this "
+            "race's: base 0.180 s against 0.300 s (x0.60).") in flagged
+    assert flagged.index("**Machine speed:**") < flagged.index("## Matches")
+    assert "| base (reused) | `(the base alone)` | 60.3 | 42.3 / 18.0 | 6000 | 0.180 |" in flagged
+    assert "Machine speed" not in page(29.0, {"base"})  # the same speed: nothing to say
+    assert "Machine speed" not in page(18.0, set())  # nothing reused: recipes may differ
+    no_metrics = {"base": RunProgress("b.pt", 1, 1, 1, 1, 1.0),
+                  "cheap": RunProgress("c.pt", 1, 1, 1, 1, 1.0)}
+    assert race_page.speed_check(recipes, no_metrics, {"base"}) is None  # n/a, no warning
+
+
+def test_the_time_split_sums_the_iteration_records(tmp_path) -> None:
+    lines = [{"kind": "iteration", "values": {"time/iteration_seconds": 90.0,
+                                              "train/seconds": 30.0}},
+             {"kind": "iteration", "values": {"time/iteration_seconds": 30.0}},
+             {"kind": "gate", "values": {"gate/side6-komi-standard/score": 0.5}}]
+    text = "".join(json.dumps({"format": "catena_zero.run_metrics", "format_version": 1,
+                               "iteration": number + 1, "step": 32 * number,
+                               "time": 1.0e9 + number, **line}) + "\n"
+                   for number, line in enumerate(lines))
+    (tmp_path / "metrics.jsonl").write_text(text + "{not json\n")
+    assert learning_race.time_split(tmp_path) == (1.5, 0.5)
+    assert learning_race.time_split(tmp_path / "missing") == (None, None)
 
 
 def test_the_verdict_names_the_winner_and_whether_the_interval_excludes_even() -> None:
