@@ -159,12 +159,12 @@ def speed_check(recipes: list[Recipe], progress: dict[str, RunProgress],
     fresh = [progress[recipe.name].seconds_per_step() for recipe in recipes
              if recipe.name not in reused]
     fresh = [value for value in fresh if value is not None]
-    if not reused or not fresh:
+    if not fresh:  # no fresh run with metrics to compare with
         return None
     reference = sum(fresh) / len(fresh)
     off = []
     for name in sorted(reused):
-        value = progress[name].seconds_per_step() if name in progress else None
+        value = progress[name].seconds_per_step()
         if value is not None and abs(value / reference - 1.0) > SPEED_TOLERANCE:
             off.append(f"{name} {value:.3f} s against {reference:.3f} s (x{value / reference:.2f})")
     if not off:

@@ -15,7 +15,14 @@ import pytest
 
 from catena_zero.play.web import ServeConfig, listens_on_loopback, make_server
 from catena_zero.play.web_games import ApiError, PlayService
-from tests.play.web_helpers import LOOPBACK, FakePlayer, call, new_game, running_server
+from tests.play.web_helpers import (
+    LOOPBACK,
+    FakePlayer,
+    call,
+    new_game,
+    running_server,
+    wait_for_free_workers,
+)
 
 STRANGER = "127.0.0.2"  # clients from other loopback addresses: Linux routes all of 127/8
 FLOODER = "127.0.0.3"
@@ -208,10 +215,7 @@ def test_trickling_connections_hold_no_worker_and_are_dropped_at_their_deadline(
                 time.sleep(0.01)
             times = requests_while_trickling(port, 1.0)  # before any deadline
             assert max(times) < QUICK_SECONDS, times
-            deadline = time.monotonic() + 1
-            while server.workers:  # the last answer's worker ends; the tricklers hold none
-                assert time.monotonic() < deadline, server.workers
-                time.sleep(0.01)
+            wait_for_free_workers(server, 1)  # the last answer's worker; tricklers hold none
             assert len(server.waiting) == 24  # all still trickling
             counts = tricklers.counts()  # each stops once dropped
         assert counts == {"connected": 24, "dropped": 24}  # by the whole-request deadline

@@ -24,6 +24,7 @@ from tests.play.web_helpers import (
     request_bytes,
     running_server,
     snapshot,
+    wait_for_free_workers,
 )
 
 
@@ -355,12 +356,8 @@ def test_a_whole_request_gets_503_at_once_when_every_worker_is_busy() -> None:
                         max_workers=2) as server:
         port = server.server_address[1]
         games = [new_game(port) for _ in range(2)]
-        # A client has its answer (read to its Content-Length) a moment before the worker
-        # that wrote it counts itself free: a mover sent then could find both workers busy.
-        deadline = time.monotonic() + 30
-        while server.workers:
-            assert time.monotonic() < deadline, f"{server.workers} workers still busy"
-            time.sleep(0.01)
+        # Else a mover sent as a set-up answer arrives could find both workers busy.
+        wait_for_free_workers(server, 30)
         answers: list = []  # what a mover got back, should one be answered before the gate
 
         def move(game: dict) -> None:

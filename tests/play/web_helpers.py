@@ -9,6 +9,7 @@ import json
 import random
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from types import SimpleNamespace
 
@@ -87,6 +88,15 @@ def running_server(player, limit_addresses: bool | None = None, **settings) -> I
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
+
+
+def wait_for_free_workers(server, seconds: float) -> None:
+    """Wait until no worker thread of `server` is answering. A client has its answer (read to
+    its Content-Length) a moment before the worker that wrote it counts itself free."""
+    deadline = time.monotonic() + seconds
+    while server.workers:
+        assert time.monotonic() < deadline, f"{server.workers} workers still busy"
+        time.sleep(0.01)
 
 
 def call(port: int, method: str, path: str, body=None, token: str | None = None,
