@@ -41,6 +41,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -175,9 +176,38 @@ def train_all(commands: dict[str, list[str]], out_dir: Path, log: Log = print) -
         with open(log_path, "w") as handle:
             handle.write(f"$ {shlex.join(command)}\n")  # the page's record of the command
             handle.flush()
-            done = subprocess.run(command, stdout=handle, stderr=subprocess.STDOUT)
-        if done.returncode:
-            raise RuntimeError(f"training {name} failed (exit {done.returncode}); see {log_path}")
+            returncode = run_child(command, handle)
+        if returncode:
+            raise RuntimeError(f"training {name} failed (exit {returncode}); see {log_path}")
+
+
+class RaceStopped(Exception):
+    """The race was told to stop (SIGTERM), like Ctrl-C."""
+
+
+def stop_on_sigterm() -> None:
+    """Make SIGTERM raise `RaceStopped` in the main thread, so that `run_child` stops the
+    training it waits on instead of leaving it to train on, unseen, beside the next job."""
+    def raise_stopped(signum, frame):
+        raise RaceStopped(f"stopped by signal {signum}")
+    signal.signal(signal.SIGTERM, raise_stopped)
+
+
+def run_child(command: list[str], handle, grace_seconds: float = 30.0) -> int:
+    """Run `command` with its output to `handle` and return its exit code. If the wait is cut
+    short (Ctrl-C, `RaceStopped`), the child is terminated (killed after `grace_seconds`)
+    before the exception goes on: its checkpoints stay, its process does not."""
+    process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
+    try:
+        return process.wait()
+    except BaseException:
+        process.terminate()
+        try:
+            process.wait(timeout=grace_seconds)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        raise
 
 
 def run_progress(run_dir: Path, name: str = "") -> RunProgress:
@@ -478,10 +508,16 @@ def run(arguments: argparse.Namespace, log: Log = print) -> Path | None:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        run(parse_arguments(sys.argv[1:] if argv is None else argv))
+        arguments = parse_arguments(sys.argv[1:] if argv is None else argv)
+        stop_on_sigterm()
+        run(arguments)
     except (RuntimeError, OSError, ValueError) as error:  # bad input; a failed run or file
         print(f"learning_race: {' '.join(str(error).split())}", file=sys.stderr)
         return 2 if isinstance(error, RaceInputError) else 1
+    except (KeyboardInterrupt, RaceStopped):
+        print("learning_race: stopped; the training under way was stopped with it (its "
+              "checkpoints are kept)", file=sys.stderr)
+        return 130
     return 0
 
 

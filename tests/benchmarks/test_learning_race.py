@@ -10,6 +10,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -366,3 +367,51 @@ def test_a_tiny_race_end_to_end(tmp_path: Path) -> None:
     assert "| small (reused) | `network=b1c16` |" in text
     assert (out_dir / "small.log").read_text().splitlines()[0][2:] in text.splitlines()
     assert "| small | more | 4 |" in text
+
+
+SLOW_CHILD = ("import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid())); "
+              "time.sleep(120)")
+RACE_STUB = """
+import sys
+from pathlib import Path
+from benchmarks import learning_race
+learning_race.stop_on_sigterm()
+child = [sys.executable, "-c", sys.argv[2], sys.argv[1]]
+try:
+    learning_race.train_all({"slow": child}, Path(sys.argv[3]), log=lambda line: None)
+except learning_race.RaceStopped:
+    sys.exit(130)
+"""
+
+
+def test_a_race_told_to_stop_stops_the_training_it_waits_on(tmp_path: Path) -> None:
+    """SIGTERM to the race (as `kill` sends it) ends the training subprocess too: none is left
+    to train on, unseen, on the core of the next job."""
+    pid_file = tmp_path / "child.pid"
+    race = subprocess.Popen([sys.executable, "-c", RACE_STUB, str(pid_file), SLOW_CHILD,
+                             str(tmp_path)], cwd=ROOT)
+    try:
+        for _ in range(600):
+            if pid_file.exists() and pid_file.read_text():
+                break
+            assert race.poll() is None, "the race stub ended before its child started"
+            time.sleep(0.05)
+        child_pid = int(pid_file.read_text())
+        race.terminate()
+        assert race.wait(timeout=60) == 130
+    finally:
+        race.kill()
+    with pytest.raises(ProcessLookupError):
+        os.kill(child_pid, 0)
+    assert (tmp_path / "slow.log").read_text().startswith("$ ")
+
+
+def test_a_stopped_race_says_so_in_one_line_and_exits_130(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    def stopped(arguments) -> None:
+        raise learning_race.RaceStopped("stopped by signal 15")
+    monkeypatch.setattr(learning_race, "run", stopped)
+    monkeypatch.setattr(learning_race, "stop_on_sigterm", lambda: None)
+    assert learning_race.main(["a=", "b=", "--minutes", "1"]) == 130
+    error = capsys.readouterr().err
+    assert error.startswith("learning_race: stopped;") and error.count("\n") == 1
