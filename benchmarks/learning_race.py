@@ -185,12 +185,14 @@ class RaceStopped(Exception):
     """The race was told to stop (SIGTERM), like Ctrl-C."""
 
 
-def stop_on_sigterm() -> None:
+def stop_on_sigterm():
     """Make SIGTERM raise `RaceStopped` in the main thread, so that `run_child` stops the
-    training it waits on instead of leaving it to train on, unseen, beside the next job."""
+    training it waits on instead of leaving it to train on, unseen, beside the next job.
+    Returns the handler it replaced, for the caller to put back (a process that goes on, or
+    forks, after the race must not keep raising on SIGTERM)."""
     def raise_stopped(signum, frame):
         raise RaceStopped(f"stopped by signal {signum}")
-    signal.signal(signal.SIGTERM, raise_stopped)
+    return signal.signal(signal.SIGTERM, raise_stopped)
 
 
 def run_child(command: list[str], handle, grace_seconds: float = 30.0) -> int:
@@ -509,8 +511,11 @@ def run(arguments: argparse.Namespace, log: Log = print) -> Path | None:
 def main(argv: list[str] | None = None) -> int:
     try:
         arguments = parse_arguments(sys.argv[1:] if argv is None else argv)
-        stop_on_sigterm()
-        run(arguments)
+        previous = stop_on_sigterm()
+        try:
+            run(arguments)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
     except (RuntimeError, OSError, ValueError) as error:  # bad input; a failed run or file
         print(f"learning_race: {' '.join(str(error).split())}", file=sys.stderr)
         return 2 if isinstance(error, RaceInputError) else 1

@@ -8,6 +8,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -411,7 +412,21 @@ def test_a_stopped_race_says_so_in_one_line_and_exits_130(
     def stopped(arguments) -> None:
         raise learning_race.RaceStopped("stopped by signal 15")
     monkeypatch.setattr(learning_race, "run", stopped)
-    monkeypatch.setattr(learning_race, "stop_on_sigterm", lambda: None)
+    before = signal.getsignal(signal.SIGTERM)
     assert learning_race.main(["a=", "b=", "--minutes", "1"]) == 130
     error = capsys.readouterr().err
     assert error.startswith("learning_race: stopped;") and error.count("\n") == 1
+    # The race's SIGTERM handler goes with it: a process that forks workers afterwards
+    # (the atlas's pool) must not hand them a handler that raises instead of exiting.
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_a_race_that_fails_puts_the_sigterm_handler_back(monkeypatch: pytest.MonkeyPatch,
+                                                         capsys) -> None:
+    def failed(arguments) -> None:
+        raise learning_race.RaceInputError("no such run")
+    monkeypatch.setattr(learning_race, "run", failed)
+    before = signal.getsignal(signal.SIGTERM)
+    assert learning_race.main(["a=", "b=", "--minutes", "1"]) == 2
+    assert signal.getsignal(signal.SIGTERM) is before
+    assert capsys.readouterr().err == "learning_race: no such run\n"
