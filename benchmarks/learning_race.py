@@ -515,7 +515,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             run(arguments)
         finally:
-            signal.signal(signal.SIGTERM, previous)
+            if previous is not None:  # None: a handler set outside Python, left as is
+                signal.signal(signal.SIGTERM, previous)
     except (RuntimeError, OSError, ValueError) as error:  # bad input; a failed run or file
         print(f"learning_race: {' '.join(str(error).split())}", file=sys.stderr)
         return 2 if isinstance(error, RaceInputError) else 1
