@@ -176,9 +176,11 @@ def train_all(commands: dict[str, list[str]], out_dir: Path, log: Log = print) -
         with open(log_path, "w") as handle:
             handle.write(f"$ {shlex.join(command)}\n")  # the page's record of the command
             handle.flush()
-            returncode = run_child(command, handle)
-        if returncode:
-            raise RuntimeError(f"training {name} failed (exit {returncode}); see {log_path}")
+            # subprocess.run kills the child when its wait is cut short (Ctrl-C, RaceStopped):
+            # the stopped run keeps its checkpoints, no training is left on the core.
+            done = subprocess.run(command, stdout=handle, stderr=subprocess.STDOUT)
+        if done.returncode:
+            raise RuntimeError(f"training {name} failed (exit {done.returncode}); see {log_path}")
 
 
 class RaceStopped(Exception):
@@ -186,30 +188,13 @@ class RaceStopped(Exception):
 
 
 def stop_on_sigterm():
-    """Make SIGTERM raise `RaceStopped` in the main thread, so that `run_child` stops the
-    training it waits on instead of leaving it to train on, unseen, beside the next job.
+    """Make SIGTERM raise `RaceStopped` in the main thread, so that `subprocess.run` stops
+    the training it waits on instead of leaving it to train on, unseen, beside the next job.
     Returns the handler it replaced, for the caller to put back (a process that goes on, or
     forks, after the race must not keep raising on SIGTERM)."""
     def raise_stopped(signum, frame):
         raise RaceStopped(f"stopped by signal {signum}")
     return signal.signal(signal.SIGTERM, raise_stopped)
-
-
-def run_child(command: list[str], handle, grace_seconds: float = 30.0) -> int:
-    """Run `command` with its output to `handle` and return its exit code. If the wait is cut
-    short (Ctrl-C, `RaceStopped`), the child is terminated (killed after `grace_seconds`)
-    before the exception goes on: its checkpoints stay, its process does not."""
-    process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
-    try:
-        return process.wait()
-    except BaseException:
-        process.terminate()
-        try:
-            process.wait(timeout=grace_seconds)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        raise
 
 
 def run_progress(run_dir: Path, name: str = "") -> RunProgress:
