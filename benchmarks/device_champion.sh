@@ -58,7 +58,7 @@ common=(run_dir="$RUN_DIR" resume=true device="$DEVICE"
     mix.schedule_minutes=0 games_per_iteration="$GAMES" selfplay.games_in_batch="$GAMES"
     train.steps_per_iteration="$steps" checkpoint_every=1 gating.enabled=false
     network.blocks=6 train.learning_rate=1e-4 train.lr_schedule=constant
-    selfplay.full_simulations=32 selfplay.cheap_simulations=8  # the run's search, not the preset's
+    selfplay.full_simulations=16 selfplay.cheap_simulations=4  # the run's search, named so a resume keeps it
     tensorboard=false progress=true iterations=0 "${extra[@]}")
 train() {  # seconds to the hard stop, then overrides
     local seconds=$1; shift
