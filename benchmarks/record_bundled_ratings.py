@@ -7,9 +7,14 @@ picks the strongest bundled model per track (`catena_zero.play.bundled_ratings`)
     python -m benchmarks.record_bundled_ratings general.pt --from-model
     # a bundled file renamed (git mv general.pt general-step38752.pt): its Elos follow it
     python -m benchmarks.record_bundled_ratings general.pt --rename general-step38752.pt
+    # an earlier model that is rated best on no track any more: its Elos go, then the file
+    python -m benchmarks.record_bundled_ratings general-step7328.pt --drop
+    git rm catena_zero/play/models/general-step7328.pt
 
 The table is `catena_zero/play/models/ratings.json` unless --table says otherwise; the
-model file must be bundled beside it. Elos against another reference are refused.
+model file must be bundled beside it. Elos against another reference are refused, and so is
+dropping a model still rated best on a track, or general.pt or a side<N>.pt (they also play
+the tracks no model is rated on).
 """
 
 from __future__ import annotations
@@ -21,8 +26,13 @@ from pathlib import Path
 from catena_zero.export.metadata import ModelFileError
 from catena_zero.export.model_file import read_metadata
 from catena_zero.export.ratings import read_ratings
-from catena_zero.play.bundled import BUNDLED_DIRECTORY
-from catena_zero.play.bundled_ratings import RATINGS_NAME, record_ratings, rename_ratings
+from catena_zero.play.bundled import ALL_SIDES, BUNDLED_DIRECTORY, GENERAL_MODEL_NAME, ModelLibrary
+from catena_zero.play.bundled_ratings import (
+    RATINGS_NAME,
+    drop_ratings,
+    record_ratings,
+    rename_ratings,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,14 +43,24 @@ def main(argv: list[str] | None = None) -> int:
                         help="take the Elos the model file itself records")
     parser.add_argument("--rename", default="", metavar="NEW_NAME",
                         help="move the model's Elos to the bundled file NEW_NAME")
+    parser.add_argument("--drop", action="store_true",
+                        help="remove the Elos of a model rated best on no track (then "
+                             "delete its file)")
     parser.add_argument("--table", default=str(BUNDLED_DIRECTORY / RATINGS_NAME))
     args = parser.parse_args(argv)
     table = Path(args.table)
     model_path = table.parent / args.model
     try:
-        if sum(map(bool, (args.ratings, args.from_model, args.rename))) != 1:
-            raise ValueError("give exactly one of --ratings FILE, --from-model and "
-                             "--rename NEW_NAME")
+        if sum(map(bool, (args.ratings, args.from_model, args.rename, args.drop))) != 1:
+            raise ValueError("give exactly one of --ratings FILE, --from-model, "
+                             "--rename NEW_NAME and --drop")
+        if args.drop:
+            keep = (GENERAL_MODEL_NAME, *(f"side{side}.pt" for side in ALL_SIDES))
+            available = ModelLibrary(directory=table.parent).available()
+            recorded = drop_ratings(table, args.model, available, keep=keep)
+            print(f"{table}: the Elos of {args.model} are dropped; delete its file now; "
+                  f"{len(recorded.models)} models in the table")
+            return 0
         if args.rename:
             if not (table.parent / args.rename).is_file():
                 raise ValueError(f"{table.parent / args.rename} is not a bundled model file")

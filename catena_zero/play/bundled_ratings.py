@@ -11,7 +11,9 @@ Ratings are only comparable against one reference measured one way, so the table
 `reference` and every Elo in it is relative to that player. The file is JSON read with
 bounds (size, count, finite numbers, known tracks): nothing in it runs code, and a damaged
 file is one ModelFileError line naming it. `record_ratings` adds or replaces one model's
-Elos from a ratings file (`catena_zero.export.ratings`) of the same reference, atomically.
+Elos from a ratings file (`catena_zero.export.ratings`) of the same reference, atomically;
+`rename_ratings` moves them to a file's new name, and `drop_ratings` removes a model that
+plays no track any more.
 """
 
 from __future__ import annotations
@@ -169,5 +171,31 @@ def rename_ratings(table_path: str | os.PathLike, old_name: str,
         raise ModelFileError(f"bundled ratings {table_path}: {new_name!r} is already rated; "
                              f"rename it first")
     table.models[new_name] = table.models.pop(old_name)
+    atomic_write_text(table_path, table.to_json())
+    return table
+
+
+def drop_ratings(table_path: str | os.PathLike, model_name: str,
+                 available: list[str], keep: tuple[str, ...] = ()) -> BundledRatings:
+    """Remove `model_name`'s Elos from the table at `table_path`, atomically: the step that
+    goes with deleting a bundled file that plays no track any more. `available` lists the
+    bundled files in the model library's order (ties go to the earlier). ModelFileError,
+    changing nothing, when `model_name` is not in the table, is one of `keep` (the library's
+    fallback files, which also play unrated tracks), or is still rated best on a track:
+    dropping it would put a lower-rated model there."""
+    table = read_bundled_ratings(table_path)
+    if table is None or model_name not in table.models:
+        raise ModelFileError(f"bundled ratings {table_path}: {model_name!r} is not in the table")
+    if model_name in keep:
+        raise ModelFileError(f"bundled ratings {table_path}: {model_name!r} also plays the "
+                             f"tracks no model is rated on; it cannot be dropped")
+    candidates = list(available) + [name for name in table.models if name not in available]
+    playing = sorted(str(track) for track in table.models[model_name]
+                     if table.best(track, candidates) == model_name)
+    if playing:
+        raise ModelFileError(f"bundled ratings {table_path}: {model_name!r} is still rated "
+                             f"best on {len(playing)} tracks ({', '.join(playing[:4])}); "
+                             f"dropping it would make them weaker")
+    del table.models[model_name]
     atomic_write_text(table_path, table.to_json())
     return table

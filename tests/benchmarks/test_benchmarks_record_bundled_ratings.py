@@ -1,16 +1,20 @@
-"""benchmarks.record_bundled_ratings: Elos from a ratings file or a model file, and a rename
-that moves a bundled file's Elos to its new name; refusals leave the table as it was."""
+"""benchmarks.record_bundled_ratings: Elos from a ratings file or a model file, a rename
+that moves a bundled file's Elos to its new name, and a drop of a model that plays no track;
+refusals leave the table as it was."""
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
 
 from benchmarks import record_bundled_ratings
 from catena_zero.export.metadata import ModelFileError
+from catena_zero.play.bundled import ModelLibrary
 from catena_zero.play.bundled_ratings import (
     RATINGS_NAME,
+    drop_ratings,
     read_bundled_ratings,
     record_ratings,
     rename_ratings,
@@ -74,3 +78,65 @@ def test_the_command_refuses_in_one_line_and_changes_nothing(table, capsys,
     error = capsys.readouterr().err
     assert error.startswith("record_bundled_ratings: ") and error.count("\n") == 1
     assert table.read_text() == text
+
+
+def _bundle(table, names) -> list[str]:
+    for name in names:
+        shutil.copy(tiny_general_model_file(program=False), table.parent / name)
+    return ModelLibrary(directory=table.parent).available()
+
+
+def _choices(directory) -> dict:
+    library = ModelLibrary(directory=directory)
+    tracks = {track for rated in library.ratings().models.values() for track in rated}
+    return {str(track): library.choice(track) for track in tracks}
+
+
+def test_a_model_rated_best_nowhere_is_dropped_and_no_track_changes_player(table) -> None:
+    record_ratings(table, "general-old.pt", REFERENCE, {"6/komi/standard": 400.0,
+                                                        "4/komi/longest": 321.5})
+    record_ratings(table, "general-mid.pt", REFERENCE, {"4/komi/longest": 350.0})
+    available = _bundle(table, ["general.pt", "side4.pt", "general-old.pt",
+                                "general-mid.pt"])
+    before = _choices(table.parent)
+    # general-old ties general.pt on 4/komi/longest and loses: the earlier listed wins
+    after = drop_ratings(table, "general-old.pt", available)
+    assert set(after.models) == {"general.pt", "general-mid.pt", "side4.pt"}
+    (table.parent / "general-old.pt").unlink()
+    assert _choices(table.parent) == before
+    assert before["4/komi/longest"] == "general-mid.pt"
+
+
+@pytest.mark.parametrize(("name", "problem"), [
+    ("general-best.pt", "still rated best on 1 tracks (4/komi/standard)"),
+    ("general.pt", "also plays the tracks no model is rated on"),
+    ("side4.pt", "also plays the tracks no model is rated on"),
+    ("absent.pt", "not in the table"),
+])
+def test_a_drop_that_would_weaken_a_track_is_refused_and_changes_nothing(table, name,
+                                                                        problem) -> None:
+    record_ratings(table, "general-best.pt", REFERENCE, {"4/komi/standard": 700.0,
+                                                         "6/komi/standard": 100.0})
+    available = _bundle(table, ["general.pt", "side4.pt", "general-best.pt"])
+    text = table.read_text()
+    with pytest.raises(ModelFileError, match=re.escape(problem)):
+        drop_ratings(table, name, available, keep=("general.pt", "side4.pt"))
+    assert table.read_text() == text
+
+
+def test_the_command_drops_a_model_that_plays_nothing_and_refuses_one_that_plays(
+        table, capsys) -> None:
+    record_ratings(table, "general-old.pt", REFERENCE, {"6/komi/standard": 100.0})
+    record_ratings(table, "general-best.pt", REFERENCE, {"6/komi/standard": 900.0})
+    _bundle(table, ["general.pt", "side4.pt", "general-old.pt", "general-best.pt"])
+    for name in ("general-best.pt", "general.pt", "side4.pt"):
+        text = table.read_text()
+        assert record_bundled_ratings.main([name, "--drop", "--table", str(table)]) == 1
+        error = capsys.readouterr().err
+        assert error.startswith("record_bundled_ratings: ") and error.count("\n") == 1
+        assert table.read_text() == text
+    assert record_bundled_ratings.main(["general-old.pt", "--drop", "--table",
+                                        str(table)]) == 0
+    assert "Elos of general-old.pt are dropped" in capsys.readouterr().out
+    assert set(read_bundled_ratings(table).models) == {"general.pt", "general-best.pt",
+                                                       "side4.pt"}
