@@ -8,8 +8,8 @@ picks the strongest bundled model per track (`catena_zero.play.bundled_ratings`)
     # a bundled file renamed (git mv general.pt general-step38752.pt): its Elos follow it
     python -m benchmarks.record_bundled_ratings general.pt --rename general-step38752.pt
     # an earlier model that is rated best on no track any more: its Elos go, then the file
-    python -m benchmarks.record_bundled_ratings general-step7328.pt --drop
-    git rm catena_zero/play/models/general-step7328.pt
+    python -m benchmarks.record_bundled_ratings general-stepN.pt --drop
+    git rm catena_zero/play/models/general-stepN.pt
 
 The table is `catena_zero/play/models/ratings.json` unless --table says otherwise; the
 model file must be bundled beside it. Elos against another reference are refused, and so is

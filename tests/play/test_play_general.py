@@ -209,7 +209,12 @@ def test_the_shipped_general_champion_plays_every_side_and_variant() -> None:
 
     library = ModelLibrary()
     assert bundled.bundled_general_path().is_file() and library.plays_every_side()
-    assert library.get(2).metadata.is_general and library.get(10) is library.get(2)
+    # unrated tracks (side 2 is no model's) go to general.pt; every other track to a
+    # size-general net too, but where a side's own champion is rated best
+    assert library.get(2).path.name == "general.pt" and library.get(3) is library.get(2)
+    for side in range(2, 11):
+        assert library.choice(Rules(side=side)) == f"side{side}.pt" or \
+            library.get(Rules(side=side)).metadata.is_general
     player = ModelPlayer(library, PlayerConfig(simulations=2))
     for side in range(2, 11):
         for game_type in ("komi", "nokomi", "double"):
