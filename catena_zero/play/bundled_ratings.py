@@ -189,7 +189,9 @@ def drop_ratings(table_path: str | os.PathLike, model_name: str,
     if model_name in keep:
         raise ModelFileError(f"bundled ratings {table_path}: {model_name!r} also plays the "
                              f"tracks no model is rated on; it cannot be dropped")
-    candidates = list(available) + [name for name in table.models if name not in available]
+    # Only the files present play (the library picks among them); the model itself counts
+    # even when its file is already deleted, so a drop after `git rm` is checked too.
+    candidates = list(available) + ([] if model_name in available else [model_name])
     playing = sorted(str(track) for track in table.models[model_name]
                      if table.best(track, candidates) == model_name)
     if playing:

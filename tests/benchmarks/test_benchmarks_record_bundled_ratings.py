@@ -107,6 +107,20 @@ def test_a_model_rated_best_nowhere_is_dropped_and_no_track_changes_player(table
     assert before["4/komi/longest"] == "general-mid.pt"
 
 
+def test_a_rated_model_whose_file_is_gone_does_not_stand_in_for_one_that_plays(table) -> None:
+    record_ratings(table, "general-best.pt", REFERENCE, {"4/komi/standard": 700.0})
+    record_ratings(table, "general-gone.pt", REFERENCE, {"4/komi/standard": 900.0})
+    available = _bundle(table, ["general.pt", "side4.pt", "general-best.pt"])
+    text = table.read_text()
+    with pytest.raises(ModelFileError, match="still rated best on 1 tracks"):
+        drop_ratings(table, "general-best.pt", available)
+    assert table.read_text() == text
+    # the file deleted first: the model is still checked as if present
+    (table.parent / "general-best.pt").unlink()
+    with pytest.raises(ModelFileError, match="still rated best on 1 tracks"):
+        drop_ratings(table, "general-best.pt", ModelLibrary(directory=table.parent).available())
+
+
 @pytest.mark.parametrize(("name", "problem"), [
     ("general-best.pt", "still rated best on 1 tracks (4/komi/standard)"),
     ("general.pt", "also plays the tracks no model is rated on"),
