@@ -26,7 +26,7 @@ from pathlib import Path
 from catena_zero.export.metadata import ModelFileError
 from catena_zero.export.model_file import read_metadata
 from catena_zero.export.ratings import read_ratings
-from catena_zero.play.bundled import ALL_SIDES, BUNDLED_DIRECTORY, GENERAL_MODEL_NAME, ModelLibrary
+from catena_zero.play.bundled import BUNDLED_DIRECTORY, FALLBACK_MODEL_NAMES, ModelLibrary
 from catena_zero.play.bundled_ratings import (
     RATINGS_NAME,
     drop_ratings,
@@ -55,9 +55,8 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError("give exactly one of --ratings FILE, --from-model, "
                              "--rename NEW_NAME and --drop")
         if args.drop:
-            keep = (GENERAL_MODEL_NAME, *(f"side{side}.pt" for side in ALL_SIDES))
             available = ModelLibrary(directory=table.parent).available()
-            recorded = drop_ratings(table, args.model, available, keep=keep)
+            recorded = drop_ratings(table, args.model, available, keep=FALLBACK_MODEL_NAMES)
             print(f"{table}: the Elos of {args.model} are dropped; delete its file now; "
                   f"{len(recorded.models)} models in the table")
             return 0

@@ -37,6 +37,8 @@ from catena_zero.rules import Rules, Track
 BUNDLED_DIRECTORY = Path(__file__).resolve().parent / "models"
 GENERAL_MODEL_NAME = "general.pt"
 ALL_SIDES = list(range(2, 11))
+# The files that also play the tracks no bundled model is rated on, in the library's order.
+FALLBACK_MODEL_NAMES = (GENERAL_MODEL_NAME, *(f"side{side}.pt" for side in ALL_SIDES))
 NOTE_TRACKS = 4  # a note names at most this many of the model's tracks
 
 
@@ -121,8 +123,8 @@ class ModelLibrary:
         directory = self.bundled_directory()  # a missing directory globs to nothing
         present = {path.name for path in directory.glob("*.pt")
                    if path.is_file() and not path.name.startswith(".")}
-        first = [GENERAL_MODEL_NAME] + [f"side{side}.pt" for side in ALL_SIDES]
-        return [name for name in first if name in present] + sorted(present - set(first))
+        return [name for name in FALLBACK_MODEL_NAMES if name in present] + \
+            sorted(present - set(FALLBACK_MODEL_NAMES))
 
     def ratings(self) -> BundledRatings | None:
         """The bundled ratings table (None when there is none; a damaged one is an error
