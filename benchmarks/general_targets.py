@@ -24,12 +24,17 @@ it (same name, .md), so a long run can be interrupted and continued with `--resu
     python -m benchmarks.general_targets --model M --games 20 --simulations 16 --only 'side6-*'
     python -m benchmarks.general_targets --model M --resume --json runs/targets.json
     python -m benchmarks.general_targets --list                 # the match names
+    python -m benchmarks.general_targets --model M --only side6-uct200 --search algorithm=puct
     python -m benchmarks.general_targets --model M --resume --json R.json --ratings-out E.json
     python -m benchmarks.general_targets --model G --only side6-transfer --transfer-opponent S
 
 `--transfer-opponent S` plays `side6-transfer` against the model file or checkpoint S (a
 side-6-only net trained as long as the model, for the transfer at equal training time)
 instead of the bundled side6.pt. A resumed match whose opponent differs is played again.
+
+The model searches as the default player does (`PlayerConfig`); `--search FIELD=VALUE`
+(repeatable) changes a field of that search (`SearchConfig`: `--search algorithm=puct`), and
+the report records the changes, so a report of another search is not resumed.
 
 `--ratings-out` writes the model's Elo on every track it played against greedy (the records
 of a track's greedy matches summed; `catena_zero.export.ratings`), for
@@ -39,6 +44,7 @@ of a track's greedy matches summed; `catena_zero.export.ratings`), for
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import fnmatch
 import json
 import sys
@@ -50,6 +56,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.search_settings_match import replace_fields
 from catena_zero.arena.match import play_match
 from catena_zero.arena.specs import AgentFactory, network_file_kind
 from catena_zero.data.atomic import atomic_write_text
@@ -57,6 +64,7 @@ from catena_zero.export.evaluator import read_model_network
 from catena_zero.export.model_file import read_metadata
 from catena_zero.export.ratings import Ratings, elo_from_record, write_ratings
 from catena_zero.komi.strength import OptimalityProbe
+from catena_zero.mcts.config import SearchConfig
 from catena_zero.play.bundled import bundled_model_path
 from catena_zero.play.model_player import PlayerConfig
 from catena_zero.rules import Rules, Track
@@ -279,10 +287,14 @@ def run(arguments: argparse.Namespace, log: Callable[[str], None] = print) -> di
     # the recorded figures were measured so.
     search = PlayerConfig(simulations=arguments.simulations, leaves_per_call=1,
                           exact_endgame_cells=arguments.exact_endgame_cells).search_config()
+    # --search changes fields of that search (SearchConfig's checks name a bad value).
+    search = replace_fields(search, arguments.search, "general_targets")
     factory = AgentFactory(Rules(side=6), search, "cpu", model_reader=read_model_network)
     settings = {"games": arguments.games, "simulations": arguments.simulations,
                 "exact_endgame_cells": arguments.exact_endgame_cells,
                 "seed": arguments.seed, "komi": parse_komis(arguments.komi)}
+    if arguments.search:  # absent otherwise, so reports written before --search resume
+        settings["search"] = list(arguments.search)
     out = Path(arguments.json)
     matches = load_resumed(out, settings) if arguments.resume else {}
     report = {"format": FORMAT, "format_version": FORMAT_VERSION, "model": str(model_path),
@@ -353,6 +365,9 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
                         default=PlayerConfig.exact_endgame_cells,
                         help="the model's search solves positions with at most this many "
                              "legal cells exactly (default: what play and gtp do)")
+    parser.add_argument("--search", action="append", default=[], metavar="FIELD=VALUE",
+                        help="change a field of the model's search (SearchConfig, e.g. "
+                             "algorithm=puct, max_considered_actions=8; repeatable)")
     parser.add_argument("--only", default="", help="comma-separated match names or patterns")
     parser.add_argument("--komi", action="append", default=[], metavar="TRACK=K",
                         help="play TRACK at komi K instead of its fair komi (repeatable)")
@@ -369,9 +384,11 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--list", action="store_true", help="print the match names and exit")
-    # key=value words (model=PATH games=20) read as the options of the same name.
-    words = [f"--{item.partition('=')[0]}={item.partition('=')[2]}"
-             if item.partition("=")[1] and item.partition("=")[0].isidentifier() else item
+    # key=value words (model=PATH games=20) read as the options of the same name; other
+    # words with "=" (the values of --search, --komi) stay as they are.
+    options = set(vars(parser.parse_args([])))
+    words = [f"--{item.partition('=')[0].replace('_', '-')}={item.partition('=')[2]}"
+             if item.partition("=")[1] and item.partition("=")[0] in options else item
              for item in (argv or [])]
     arguments = parser.parse_args(words)
     if not arguments.list and not arguments.model:
@@ -382,6 +399,12 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--simulations must be >= 1, got {arguments.simulations}")
     if arguments.exact_endgame_cells < 0:
         parser.error(f"--exact-endgame-cells must be >= 0, got {arguments.exact_endgame_cells}")
+    names = {field.name for field in dataclasses.fields(SearchConfig)}
+    for pair in arguments.search:
+        name, separator, value = pair.partition("=")
+        if name not in names or not separator or not value:
+            parser.error(f"--search {pair!r}: expected FIELD=VALUE with FIELD a field of "
+                         f"SearchConfig ({', '.join(sorted(names))})")
     return arguments
 
 

@@ -21,6 +21,7 @@ import argparse
 import dataclasses
 import sys
 import time
+from typing import Any
 
 import numpy as np
 
@@ -33,15 +34,16 @@ from catena_zero.play.model_player import ModelPlayer, PlayerConfig
 from catena_zero.rules import Engine, Game, Rules, Track
 
 
-def player_config(pairs: list[str], base: PlayerConfig) -> PlayerConfig:
-    """`base` with `field=value` pairs applied (ints, floats and booleans parsed)."""
-    fields = {field.name: field.type for field in dataclasses.fields(PlayerConfig)}
-    changes = {}
+def replace_fields(base: Any, pairs: list[str], program: str = "search_settings_match") -> Any:
+    """The dataclass `base` with `field=value` pairs applied (ints, floats and booleans parsed;
+    the dataclass's own checks run). A pair naming no field exits with one line."""
+    names = [field.name for field in dataclasses.fields(base)]
+    changes: dict[str, object] = {}
     for pair in pairs:
         name, _, text = pair.partition("=")
-        if name not in fields or not text:
-            raise SystemExit(f"search_settings_match: bad setting {pair!r}; expected "
-                             f"FIELD=VALUE with FIELD one of {', '.join(fields)}")
+        if name not in names or not text:
+            raise SystemExit(f"{program}: bad setting {pair!r}; expected "
+                             f"FIELD=VALUE with FIELD one of {', '.join(names)}")
         value: object = text
         for parse in (int, float):
             try:
@@ -53,6 +55,11 @@ def player_config(pairs: list[str], base: PlayerConfig) -> PlayerConfig:
             value = text.lower() == "true"
         changes[name] = value
     return dataclasses.replace(base, **changes)
+
+
+def player_config(pairs: list[str], base: PlayerConfig) -> PlayerConfig:
+    """`base` with `field=value` pairs of PlayerConfig applied."""
+    return replace_fields(base, pairs)
 
 
 def fair_komi(library: ModelLibrary, rules: Rules) -> int:

@@ -60,6 +60,39 @@ def test_a_match_is_recorded_then_resumed(tmp_path: Path, capsys) -> None:
     assert "--exact-endgame-cells must be >= 0" in capsys.readouterr().err
 
 
+def test_search_changes_are_applied_recorded_and_checked(tmp_path: Path, capsys,
+                                                        monkeypatch) -> None:
+    out = tmp_path / "targets.json"
+    common = [f"model={bundled_model_path(4)}", "games=2", "simulations=3", f"--json={out}",
+              "--only", "variant-side4-nokomi-standard"]
+    searches = []
+    original = general_targets.AgentFactory
+
+    def recording_factory(rules, search, *args, **kwargs):
+        searches.append(search)
+        return original(rules, search, *args, **kwargs)
+
+    monkeypatch.setattr(general_targets, "AgentFactory", recording_factory)
+    assert general_targets.main([*common, "--search", "algorithm=puct",
+                                 "--search", "c_puct=2.5"]) == 0
+    (search,) = searches
+    assert (search.algorithm, search.c_puct, search.num_simulations) == ("puct", 2.5, 3)
+    assert search.dirichlet_fraction == 0 and search.leaves_per_call == 1  # the player's rest
+    assert json.loads(out.read_text())["settings"]["search"] == ["algorithm=puct", "c_puct=2.5"]
+    # A report of another search does not resume; one without --search records no key.
+    assert general_targets.main([*common, "--resume", "--search", "algorithm=gumbel"]) == 2
+    assert "other settings" in capsys.readouterr().err
+    assert general_targets.main([*common, f"--json={tmp_path / 'plain.json'}"]) == 0
+    assert "search" not in json.loads((tmp_path / "plain.json").read_text())["settings"]
+    # An unknown field stops at the argument parser; a bad value names the field.
+    with pytest.raises(SystemExit):
+        general_targets.main([*common, "--search", "c_puctt=2"])
+    assert "--search 'c_puctt=2': expected FIELD=VALUE" in capsys.readouterr().err
+    assert general_targets.main([*common, "--search", "c_puct=-1"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "general_targets: SearchConfig.c_puct=-1; must be >= 0")
+
+
 def test_the_transfer_match_takes_another_single_side_net(tmp_path: Path, capsys) -> None:
     opponent = bundled_model_path(4)  # any model file stands in for a side-6-only net
     assert general_targets.targets(f"model:{opponent}")[-1].opponent == f"model:{opponent}"
