@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.search_settings_match import replace_fields
+from benchmarks.search_settings_match import is_setting, replace_fields
 from catena_zero.arena.match import play_match
 from catena_zero.arena.specs import AgentFactory, network_file_kind
 from catena_zero.data.atomic import atomic_write_text
@@ -401,8 +401,7 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--exact-endgame-cells must be >= 0, got {arguments.exact_endgame_cells}")
     names = {field.name for field in dataclasses.fields(SearchConfig)}
     for pair in arguments.search:
-        name, separator, value = pair.partition("=")
-        if name not in names or not separator or not value:
+        if not is_setting(pair, names):
             parser.error(f"--search {pair!r}: expected FIELD=VALUE with FIELD a field of "
                          f"SearchConfig ({', '.join(sorted(names))})")
     return arguments

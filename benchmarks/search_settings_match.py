@@ -34,16 +34,22 @@ from catena_zero.play.model_player import ModelPlayer, PlayerConfig
 from catena_zero.rules import Engine, Game, Rules, Track
 
 
+def is_setting(pair: str, names: list[str] | set[str]) -> bool:
+    """Whether `pair` is FIELD=VALUE with FIELD one of `names` and VALUE not empty."""
+    name, _, text = pair.partition("=")
+    return name in names and bool(text)
+
+
 def replace_fields(base: Any, pairs: list[str], program: str = "search_settings_match") -> Any:
     """The dataclass `base` with `field=value` pairs applied (ints, floats and booleans parsed;
     the dataclass's own checks run). A pair naming no field exits with one line."""
     names = [field.name for field in dataclasses.fields(base)]
     changes: dict[str, object] = {}
     for pair in pairs:
-        name, _, text = pair.partition("=")
-        if name not in names or not text:
+        if not is_setting(pair, names):
             raise SystemExit(f"{program}: bad setting {pair!r}; expected "
                              f"FIELD=VALUE with FIELD one of {', '.join(names)}")
+        name, _, text = pair.partition("=")
         value: object = text
         for parse in (int, float):
             try:
