@@ -210,13 +210,19 @@ def test_a_finished_game_is_answered_from_its_result(engine: AnalysisEngine) -> 
     assert set(answer["ownership"].values()) <= {-1.0, 0.0, 1.0}
 
 
-def test_a_side_without_a_model_gets_an_error_line() -> None:
-    bundled = AnalysisEngine(ModelLibrary(), AnalysisConfig(visits=8))
-    if 3 in bundled.library.sides():
-        pytest.skip("a model for side 3 is installed")
-    (answer,) = ask(bundled, {"id": "s3", "side": 3, "moves": []})
-    assert answer["id"] == "s3" and answer["field"] == "side"
-    assert answer["error"].startswith("no model for track 3/komi/standard")
+def test_a_side_without_a_model_gets_an_error_line(tmp_path: Path) -> None:
+    # A models folder holding only a side-4 champion (no general.pt, no side3.pt): the
+    # package's own folder has a model for every side, so the library reads this one.
+    (tmp_path / "side4.pt").write_bytes(tiny_model_file(4, program=False).read_bytes())
+    library = ModelLibrary(directory=tmp_path)
+    assert library.sides() == [4]
+    bundled = AnalysisEngine(library, AnalysisConfig(visits=8))
+    missing, present = ask(bundled, {"id": "s3", "side": 3, "moves": []},
+                           {"id": "s4", "side": 4, "moves": []})
+    assert missing == {"id": "s3", "field": "side", "error": (
+        "no model for track 3/komi/standard: no bundled champion for side 3 (bundled "
+        "sides: 4); pass --model FILE (see `catena-zero export`)")}
+    assert present["id"] == "s4" and "error" not in present and present["moveInfos"]
 
 
 def test_run_reads_until_end_of_input(engine: AnalysisEngine) -> None:
