@@ -17,6 +17,10 @@ the solver); the fair komi the file records for that track (a model file's metad
 checkpoint's run estimate); the network's own estimate (the empty-board value crossing
 zero). A variant without komi plays its only komi.
 
+The report names every player by its spec, its file's SHA-256 (network players) and its
+search settings (`model_player`, and each match's `opponent_player`); a resumed report of
+another model file is refused.
+
 Each finished match is written at once (atomically) to the JSON, with a Markdown table beside
 it (same name, .md), so a long run can be interrupted and continued with `--resume`.
 
@@ -63,6 +67,7 @@ from catena_zero.data.atomic import atomic_write_text
 from catena_zero.export.evaluator import read_model_network
 from catena_zero.export.model_file import read_metadata
 from catena_zero.export.ratings import Ratings, elo_from_record, write_ratings
+from catena_zero.komi.atlas import file_sha256
 from catena_zero.komi.strength import OptimalityProbe
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.play.bundled import bundled_model_path
@@ -202,6 +207,9 @@ def play_target(target: Target, model_spec: str, factory: AgentFactory, fair_kom
     summary = result.to_dict()
     summary.pop("games")  # every move of every game: the counts are what the table needs
     record["result"] = summary
+    if target.opponent != "self":
+        record["opponent_player"] = player_record(target.opponent, opponent_search(
+            target.opponent, factory))
     record["seconds"] = time.perf_counter() - started
     return record
 
@@ -236,9 +244,10 @@ def write_report(path: Path, report: dict) -> None:
     atomic_write_text(path.with_suffix(".md"), markdown_table(report))
 
 
-def load_resumed(path: Path, settings: dict) -> dict:
-    """The matches already in `path` (a report of the same settings); {} when absent.
-    ValueError naming the file when it is another format or other settings."""
+def load_resumed(path: Path, settings: dict, sha256: str = "") -> dict:
+    """The matches already in `path` (a report of the same settings and, where it names one,
+    the model file of SHA-256 `sha256`); {} when absent. ValueError naming the file when it is
+    another format, other settings or another model."""
     if not path.exists():
         return {}
     try:
@@ -251,6 +260,10 @@ def load_resumed(path: Path, settings: dict) -> dict:
     if report.get("settings") != settings:
         raise ValueError(f"--resume {path}: recorded with other settings "
                          f"{report.get('settings')}, now {settings}")
+    recorded = (report.get("model_player") or {}).get("sha256")
+    if sha256 and recorded and recorded != sha256:
+        raise ValueError(f"--resume {path}: recorded with the model of SHA-256 "
+                         f"{recorded[:16]}..., now {sha256[:16]}...")
     return dict(report.get("matches") or {})
 
 
@@ -263,6 +276,25 @@ def parse_komis(items: list[str]) -> dict[str, int]:
             raise ValueError(f"--komi {item!r}: expected TRACK=K, e.g. 6/komi/standard=7")
         komis[str(Track.parse(track))] = int(value)
     return komis
+
+
+def player_record(spec: str, search: SearchConfig | None) -> dict:
+    """How a raw file names a player: its spec, the SHA-256 of its file (network players)
+    and its search settings."""
+    kind, _, path = spec.partition(":")
+    record: dict[str, Any] = {"spec": spec}
+    if kind in ("model", "checkpoint"):
+        record["file"] = path
+        record["sha256"] = file_sha256(path)
+        record["search"] = None if search is None else dataclasses.asdict(search)
+    elif kind == "uct":
+        record["search"] = {"algorithm": "uct", "playouts": int(path)}
+    return record
+
+
+def opponent_search(spec: str, factory: AgentFactory) -> SearchConfig | None:
+    """The search a network opponent plays with (the factory's), None for the others."""
+    return factory.search_config if spec.partition(":")[0] in ("model", "checkpoint") else None
 
 
 def network_spec(path: Path) -> str:
@@ -296,9 +328,11 @@ def run(arguments: argparse.Namespace, log: Callable[[str], None] = print) -> di
     if arguments.search:  # absent otherwise, so reports written before --search resume
         settings["search"] = list(arguments.search)
     out = Path(arguments.json)
-    matches = load_resumed(out, settings) if arguments.resume else {}
+    model_player = player_record(spec, search)
+    matches = load_resumed(out, settings, model_player["sha256"]) if arguments.resume else {}
     report = {"format": FORMAT, "format_version": FORMAT_VERSION, "model": str(model_path),
-              "settings": settings, "matches": matches}
+              "model_player": model_player, "settings": settings,
+              "matches": matches}
     fair_komi = FairKomi(model_path, factory, spec, settings["komi"])
     started = time.perf_counter()
     for index, target in enumerate(chosen):

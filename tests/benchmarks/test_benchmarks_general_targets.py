@@ -145,3 +145,27 @@ def test_a_tracks_greedy_matches_are_summed_and_others_ignored() -> None:
     assert "komi set for 6/komi/standard" in ratings.reference
     report["matches"] = {"side6-uct200": report["matches"]["side6-uct200"]}
     assert general_targets.greedy_ratings(report).elos == {}
+
+
+def test_the_report_names_each_player_by_its_file_hash_and_search(tmp_path: Path,
+                                                                 capsys) -> None:
+    import hashlib
+    import shutil
+
+    out = tmp_path / "targets.json"
+    model = bundled_model_path(4)
+    common = [f"model={model}", "games=2", "simulations=2", f"--json={out}",
+              "--only", "variant-side4-komi-standard"]
+    assert general_targets.main(common) == 0
+    report = json.loads(out.read_text())
+    player = report["model_player"]
+    assert player["sha256"] == hashlib.sha256(model.read_bytes()).hexdigest()
+    assert player["spec"] == f"model:{model}"
+    assert player["search"]["num_simulations"] == 2 and player["search"]["leaves_per_call"] == 1
+    (record,) = report["matches"].values()
+    assert record["opponent_player"] == {"spec": "greedy"}
+    # A report resumed with another model file (same settings) is refused, naming the hash.
+    other = tmp_path / "other.pt"
+    shutil.copyfile(bundled_model_path(6), other)
+    assert general_targets.main([f"model={other}", *common[1:], "--resume"]) == 2
+    assert "recorded with the model of SHA-256" in capsys.readouterr().err
