@@ -20,18 +20,33 @@ def test_throughput_functions_measure_a_tiny_net() -> None:
     assert bench_network.measure_training_throughput(net, batch_size=8, steps=2) > 0
 
 
-@pytest.mark.parametrize("mode, second", [("--compare-layouts", "chan-last"),
-                                          ("--compare-precisions", "bfloat16")])
-def test_comparisons_run(capsys, mode: str, second: str) -> None:
-    """Both benchmarks' comparison modes run and print a ratio per net or preset."""
+@pytest.mark.parametrize("mode, first, second", [
+    ("--compare-layouts", "contiguous", "chan-last"),
+    ("--compare-precisions", "float32", "bfloat16")])
+def test_comparisons_print_sane_ratios(capsys, mode: str, first: str, second: str) -> None:
+    """Both benchmarks' comparison modes print, per net or preset, two positive rates and
+    their ratio."""
     assert bench_network.main([mode, "--repeats", "1", "--seconds", "0.01",
                                "--batches", "2"]) == 0
-    printed = capsys.readouterr().out
-    assert second in printed and printed.count("side") >= 2
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split() == ["net", "batch", first, second, "ratio"]
+    rows = [line.split() for line in lines[2:]]
+    assert [row[:2] for row in rows] == [["side4", "2"], ["side6", "2"]]
+    for _, _, before, after, ratio in rows:
+        assert float(before) > 0 and float(after) > 0
+        assert float(ratio) == pytest.approx(float(after) / float(before), rel=0.01, abs=0.006)
+        assert 0.05 < float(ratio) < 20
     assert bench_selfplay.main(["--presets", "tiny", mode, "--repeats", "1",
                                 "--games", "4"]) == 0
-    printed = capsys.readouterr().out
-    assert "ratio" in printed and second.replace("chan-last", "channels_last") in printed
+    lines = capsys.readouterr().out.splitlines()
+    # "tiny  float32  309.3  bfloat16  343.5  ratio 1.11"
+    (preset, name_a, rate_a, name_b, rate_b, word, ratio), = [line.split() for line in lines[1:]]
+    assert (preset, word) == ("tiny", "ratio")
+    assert (name_a, name_b) == (("contiguous", "channels_last") if first == "contiguous"
+                                else ("float32", "bfloat16"))
+    assert float(rate_a) > 0 and float(rate_b) > 0
+    assert float(ratio) == pytest.approx(float(rate_b) / float(rate_a), rel=0.01, abs=0.006)
+    assert 0.05 < float(ratio) < 20
 
 
 def test_smallest_table_runs(capsys) -> None:

@@ -3,6 +3,9 @@ timed GTP games, each on the smallest setting that exercises it."""
 
 from __future__ import annotations
 
+import math
+import re
+
 import pytest
 
 from benchmarks import bench_single_search, gtp_time_games, search_settings_match
@@ -10,21 +13,45 @@ from catena_zero.play.model_player import PlayerConfig
 
 
 def test_speed_table_compares_settings(capsys) -> None:
-    bench_single_search.main(["--side", "3", "--simulations", "16", "--leaves", "1", "4",
-                              "--positions", "2"])
+    assert bench_single_search.main(["--side", "3", "--simulations", "16", "--leaves", "1",
+                                     "4", "--positions", "2"]) == 0
     out = capsys.readouterr().out
-    rows = [line for line in out.splitlines() if line.startswith("| 1 |")]
-    assert len(rows) == 2 and rows[0].endswith("| 1.00 |")
+    rows = [line.strip("|").split("|") for line in out.splitlines() if line.startswith("| 1 |")]
+    assert [[cell.strip() for cell in row[:2]] for row in rows] == [["1", "1"], ["1", "4"]]
+    rates = [float(row[2]) for row in rows]
+    assert all(math.isfinite(rate) and rate > 0 for rate in rates)
+    assert all(float(row[3]) >= 0 for row in rows)  # ms per move, rounded
+    ratios = [float(row[4]) for row in rows]
+    # Each ratio is the setting's simulations/s over the first setting's.
+    assert ratios[0] == 1.0
+    assert ratios[1] == pytest.approx(rates[1] / rates[0], rel=0.02, abs=0.006)
+    assert 0.05 < ratios[1] < 50
 
 
 def test_settings_match_at_equal_simulations_and_equal_time(capsys) -> None:
-    search_settings_match.main(["--side", "3", "--games", "2", "--a", "leaves_per_call=4",
-                                "--b", "leaves_per_call=1", "simulations=8"])
-    assert "A scores" in capsys.readouterr().out
-    search_settings_match.main(["--side", "3", "--games", "2", "--seconds", "0.02",
-                                "--simulations-cap", "16", "--a", "leaves_per_call=4"])
+    assert search_settings_match.main(["--side", "3", "--games", "2", "--a",
+                                       "leaves_per_call=4", "--b", "leaves_per_call=1",
+                                       "simulations=8"]) == 0
+    score, low, high = _score_line(capsys.readouterr().out)
+    # Two games: A scores 0, 1 or 2 points, inside its Wilson interval.
+    assert score in (0.0, 25.0, 50.0, 75.0, 100.0) and 0 <= low <= score <= high <= 100
+    assert search_settings_match.main(["--side", "3", "--games", "2", "--seconds", "0.02",
+                                       "--simulations-cap", "16", "--a",
+                                       "leaves_per_call=4"]) == 0
     out = capsys.readouterr().out
-    assert "0.02 s a move" in out and "simulations a move" in out
+    assert "equal simulations" not in out and "0.02 s a move" in out
+    per_move = [int(found) for found in re.findall(r"(\d+) simulations a move", out)]
+    assert len(per_move) == 2 and all(1 <= count <= 16 for count in per_move)
+    score, low, high = _score_line(out)
+    assert 0 <= low <= score <= high <= 100
+
+
+def _score_line(out: str) -> tuple[float, float, float]:
+    """(score, low, high) in % from the match's last line, "A scores S% [L, H] (T s)"."""
+    found = re.search(r"^A scores ([\d.]+)% \[([\d.]+), ([\d.]+)\] \(\d+ s\)$", out,
+                      re.MULTILINE)
+    assert found, out[-500:]
+    return float(found[1]), float(found[2]), float(found[3])
 
 
 def test_settings_are_checked() -> None:

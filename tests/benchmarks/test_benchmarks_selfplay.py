@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -20,11 +21,26 @@ def test_smallest_benchmark_reports_every_figure(tmp_path: Path, capsys) -> None
                                 "--json", str(out)]) == 0
     (result,) = json.loads(out.read_text())["results"]
     assert result["preset"] == "tiny" and result["side"] == 3
-    for key in ("a_selfplay_positions_per_s", "b_raw_network_positions_per_s",
-                "c_single_game_positions_per_s", "ratio_a_over_b", "ratio_a_over_c"):
-        assert result[key] > 0, key
+    for key in ("a_selfplay_positions_per_s", "a_selfplay_evaluations_per_s",
+                "b_raw_network_positions_per_s", "c_single_game_positions_per_s",
+                "ratio_a_over_b", "ratio_a_over_c"):
+        assert math.isfinite(result[key]) and result[key] > 0, key
+    # Each position played evaluates at least its root; the ratios are of the figures.
+    assert result["a_selfplay_evaluations_per_s"] >= result["a_selfplay_positions_per_s"]
+    assert result["ratio_a_over_b"] == pytest.approx(
+        result["a_selfplay_evaluations_per_s"] / result["b_raw_network_positions_per_s"])
+    assert result["ratio_a_over_c"] == pytest.approx(
+        result["a_selfplay_positions_per_s"] / result["c_single_game_positions_per_s"])
+    assert 1 <= result["mean_network_batch"] <= result["games_in_batch"]
     assert result["runs"]["a"][0]["games"] == 4
-    assert "(a) pos/s" in capsys.readouterr().out
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[:2] == ["preset", "net"] and "(a) pos/s" in lines[1]
+    (row,) = [line.split() for line in lines if line.startswith("tiny ")]
+    assert row[:5] == ["tiny", result["network"], str(result["games_in_batch"]),
+                       "/".join(map(str, result["simulations_full_cheap"])),
+                       str(result["mean_network_batch"])]
+    assert float(row[5]) == pytest.approx(result["a_selfplay_positions_per_s"], abs=0.051)
+    assert float(row[-1]) == pytest.approx(result["ratio_a_over_c"], abs=0.051)
 
 
 @pytest.mark.slow  # self-play on two boards: about 15 s on a shared machine
