@@ -28,7 +28,8 @@ spaces, `#` comments cut, blank lines skipped); an optional numeric id (ASCII di
 echoed in the reply `=id text` / `?id message`, and every reply ends with a blank line.
 Input is hostile until proven otherwise: a line longer than MAX_LINE_CHARS (characters, or
 bytes on a binary stream) is refused with `?` and skipped (read in bounded pieces, never
-held whole); numbers are ASCII digits only (no `²`, `５`, `١`, `1_0`, `1e1`); what a
+held whole); every command reads its numbers with `parse_number`: ASCII digits only (no
+`²`, `５`, `١`, `1_0`, `1e1`, `nan`), a sign only where negatives are allowed; what a
 refusal echoes of the input is cut to ECHO_CHARS characters and escaped to ASCII;
 undecodable input bytes become U+FFFD.
 Choices left open by RULES.md: `komi` accepts `7` or `7.0` but not `6.5` and keeps the
@@ -60,8 +61,20 @@ MAX_LINE_CHARS = 65536  # longer command lines are refused and skipped
 ECHO_CHARS = 40  # at most this much of a client's text is echoed back in a refusal
 MAX_MESSAGE_CHARS = 400  # a `?` message is cut here, whatever a handler put in it
 ID_PATTERN = re.compile(r"[0-9]{1,18}")  # longer ids are not numbers a controller sends
-INTEGER_PATTERN = re.compile(r"[+-]?[0-9]+")
-WHOLE_NUMBER_PATTERN = re.compile(r"[+-]?([0-9]+)(?:\.([0-9]*))?")  # 7, -3, 7.0, 7.
+# GTP numbers: ASCII digits, a '.' fraction where a command takes decimals (7, 7.5, 7., .5),
+# a leading sign only where a command allows negatives. ([0-9] is ASCII in `re`; \d is not.)
+NUMBER_PATTERNS = {  # (signed, decimal) -> pattern
+    (False, False): re.compile(r"[0-9]+"),
+    (True, False): re.compile(r"[+-]?[0-9]+"),
+    (False, True): re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"),
+    (True, True): re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"),
+}
+NUMBER_SHAPES = {  # what a refusal says a number must look like
+    (False, False): "a whole number in ASCII digits (like 12)",
+    (True, False): "a whole number in ASCII digits (like 12 or -3)",
+    (False, True): "a number in ASCII digits (like 12 or 12.5)",
+    (True, True): "a number in ASCII digits (like 7, 7.0 or -3)",
+}
 MAX_DIGITS = 9  # larger numbers are out of every range here; int() is never asked for more
 
 
@@ -94,28 +107,34 @@ def shown(text: str) -> str:
     return cut.encode("ascii", "backslashreplace").decode("ascii")
 
 
+def parse_number(text: str, name: str, low: float, high: float, *, decimal: bool = False,
+                 signed: bool | None = None) -> int | float:
+    """A GTP number in low..high: an int, or with `decimal` a float (a '.' fraction
+    allowed); GtpError naming `name` otherwise. Every command reads its numbers here.
+
+    Only ASCII digits, and a leading sign only when `signed` (by default when low < 0; a
+    command whose GTP argument may be negative, like komi, passes True). Python's int() and
+    float() also read '\uff15', '\u0661', '1_0', '1e3', 'nan' and 'inf', none of which a
+    GTP controller means."""
+    signed = low < 0 if signed is None else signed
+    if not NUMBER_PATTERNS[signed, decimal].fullmatch(text):
+        raise GtpError(f"{name} must be {NUMBER_SHAPES[signed, decimal]}, got "
+                       f"{shown(text)!r}")
+    if len(text.lstrip("+-").split(".", 1)[0].lstrip("0")) > MAX_DIGITS:
+        raise GtpError(f"{name} must be in {_bound(low)}..{_bound(high)}, got {shown(text)}")
+    value = float(text) if decimal else int(text)
+    if not low <= value <= high:
+        raise GtpError(f"{name} must be in {_bound(low)}..{_bound(high)}, got {shown(text)}")
+    return value
+
+
+def _bound(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
 def parse_integer(text: str, name: str, low: int, high: int) -> int:
-    """`[+-]?[0-9]+` in low..high -> int; GtpError naming `name` otherwise.
-
-    Only ASCII digits: Python's int() also reads '５', '١' and '1_0', which no GTP
-    controller means."""
-    if not INTEGER_PATTERN.fullmatch(text):
-        raise GtpError(f"{name} must be a whole number, got {shown(text)!r}")
-    if len(text.lstrip("+-").lstrip("0")) > MAX_DIGITS or not low <= int(text) <= high:
-        raise GtpError(f"{name} must be in {low}..{high}, got {shown(text)}")
-    return int(text)
-
-
-def parse_whole_number(text: str, name: str) -> int:
-    """`7`, `-3`, `7.0` or `7.` -> int (a GTP float with no fraction); GtpError otherwise."""
-    match = WHOLE_NUMBER_PATTERN.fullmatch(text)
-    if match is None:
-        raise GtpError(f"{name} {shown(text)!r} is not a number")
-    if match.group(2) and match.group(2).strip("0"):
-        raise GtpError(f"{name} {shown(text)!r} must be a whole number")
-    if len(match.group(1).lstrip("0")) > MAX_DIGITS:
-        raise GtpError(f"{name} {shown(text)} is out of range")
-    return int(text.split(".", 1)[0])
+    """A whole number in low..high (parse_number without a fraction)."""
+    return int(parse_number(text, name, low, high))
 
 
 def _clean_line(line: str) -> str:
@@ -348,10 +367,11 @@ def _quit(engine: GtpEngine, args: list[str]) -> str:
 
 def _boardsize(engine: GtpEngine, args: list[str]) -> str:
     _expect(args, 1, "boardsize N")
-    text = args[0]
-    if not INTEGER_PATTERN.fullmatch(text) or len(text) > 3 or not 2 <= int(text) <= 10:
-        raise GtpError(f"unacceptable size {shown(args[0])!r} (board side must be 2..10)")
-    rules = Rules(side=int(args[0]), game_type=engine.rules.game_type,
+    try:
+        side = parse_integer(args[0], "board side", 2, 10)
+    except GtpError as error:  # GTP 2's own words for a refused size come first
+        raise GtpError(f"unacceptable size: {error}") from None
+    rules = Rules(side=side, game_type=engine.rules.game_type,
                   scoring=engine.rules.scoring)
     engine.new_game(rules)
     engine.note_track()
@@ -366,7 +386,13 @@ def _clear_board(engine: GtpEngine, args: list[str]) -> str:
 
 def _komi(engine: GtpEngine, args: list[str]) -> str:
     _expect(args, 1, "komi K")
-    komi = parse_whole_number(args[0], "komi")
+    # A GTP komi is a float and may be negative; this game's komi is whole and in the
+    # rules' range.
+    low, high = engine.rules.komi_range
+    value = parse_number(args[0], "komi", low, high, decimal=True, signed=True)
+    if not float(value).is_integer():
+        raise GtpError(f"komi must be a whole number, got {shown(args[0])}")
+    komi = int(value)
     engine.rules.validate_komi(komi)
     history = list(engine.game.history)
     game = Game(engine.rules, komi=komi)

@@ -14,22 +14,16 @@ so a controller that never sends `time_left` is still played in time. `clear_boa
 
 from __future__ import annotations
 
-import math
-
-from catena_zero.play.gtp import GtpEngine, GtpError, parse_integer
+from catena_zero.play.gtp import GtpEngine, GtpError, parse_integer, parse_number
 from catena_zero.play.time_control import GameClock
+
+MAX_SECONDS = 10_000_000  # any clock a controller sets is far below (115 days)
 
 
 def parse_seconds(text: str, name: str) -> float:
-    """A finite number of seconds >= 0 (GTP sends integers; fractions are accepted)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and 0 <= value <= 1e7):
-        raise GtpError(f"{name} must be a number of seconds in [0, 10000000], got "
-                       f"{text[:20]!r}")
-    return value
+    """Seconds in 0..10000000: ASCII digits with an optional fraction (GTP sends whole
+    seconds; `12.5` is accepted); no sign, exponent, '_', nan or inf."""
+    return float(parse_number(text, name, 0, MAX_SECONDS, decimal=True))
 
 
 def _time_settings(engine: GtpEngine, args: list[str]) -> str:

@@ -3,15 +3,19 @@ thousands of bad lines in every game state that must be refused without changing
 
 from __future__ import annotations
 
+import copy
 import io
 import random
 import re
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from catena_zero.play.gtp import ECHO_CHARS, MAX_LINE_CHARS, GtpEngine
-from catena_zero.rules import BLACK, WHITE
+from catena_zero.play.gtp_time import install_time_commands
+from catena_zero.rules import BLACK, WHITE, Rules
 
 REPLY_PATTERN = re.compile(r"[=?][0-9]*( [^\n]*)?(\n[^\n]+)*")
 STRANGE_DIGITS = ["\u00b2", "\uff15", "\u0661", "\u0663", "\u07c1", "\U0001d7d9", "\u2167",
@@ -191,3 +195,82 @@ def test_gtp_fuzz_of_30000_hostile_lines(tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     for seed in range(2, 12):
         fuzz(3000, seed=seed)
+
+
+# ------------------------------------------------ numbers of every command, one parser
+def timed_engine() -> GtpEngine:
+    engine = GtpEngine(rules=Rules(side=4))
+    install_time_commands(engine)
+    engine.handle_line("time_settings 60 0 0")
+    engine.handle_line("play b D4")
+    return engine
+
+
+def state(engine: GtpEngine):
+    """Everything a refused command must leave as it was: the game and both clocks."""
+    return position(engine), copy.deepcopy(engine.clock)
+
+
+@pytest.mark.parametrize("line", [
+    "time_settings \u0661 0 0", "time_settings 1_0 0 0", "time_settings \uff16\uff10 0 0",
+    "time_settings 1e3 0 0", "time_settings inf 0 0", "time_settings nan 0 0",
+    "time_settings 0x10 0 0", "time_settings +60 0 0", "time_settings 60 \u0665 1",
+    "time_settings 60 0 \u0661", "time_left b \u0661\u0660 0", "time_left b 1_0 0",
+    "time_left b 10 1_0", "time_left w 1E1 0", "kgs-time_settings absolute \u0669\u0660",
+    "kgs-time_settings byoyomi 30 1_0 3", "kgs-time_settings canadian 0 60 \uff11\uff10",
+    "boardsize +4", "boardsize -4", "komi \u0667.0", "komi 7.0e0", "komi 7_0",
+], ids=lambda line: ascii(line[:30]))
+def test_every_command_reads_ascii_numbers_only(line: str) -> None:
+    engine = timed_engine()
+    before = state(engine)
+    (reply,) = run_lines(engine, line + "\n")
+    assert reply.startswith("? ") and "\n" not in reply, (line, reply)
+    assert reply.isascii() and len(reply) < 200, reply
+    assert state(engine) == before
+
+
+def test_ascii_numbers_still_set_the_clock() -> None:
+    engine = timed_engine()
+    assert run_lines(engine, "time_settings 0090 5.5 3\ntime_left w 12. 2\n"
+                             "time_left b .5 0\nkomi -0\n") == ["=", "=", "=", "="]
+    assert (engine.clock.kind, engine.clock.main, engine.clock.period) == ("canadian", 90, 5.5)
+    assert engine.clock.clocks[BLACK].left == 0.5 and engine.clock.clocks[WHITE].stones == 2
+
+
+# One token of the fuzz: pieces a number may be made of, and pieces no GTP number holds.
+NUMBER_PIECES = st.sampled_from(
+    list("0123456789") + ["+", "-", ".", "_", "e", "E", "x", " ", "\t", "\u00a0", "\u2003",
+                          "nan", "inf", "Infinity"] + STRANGE_DIGITS
+    + ["\u0660", "\u06f5", "\u09e7", "\uff10"])
+FUZZ_COMMANDS = [  # (template, the ASCII grammar its number must match, the accepted range)
+    ("time_settings {} 0 0", r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)", (0, 10_000_000)),
+    ("time_settings 60 {} 1", r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)", (0, 10_000_000)),
+    ("time_settings 60 5 {}", r"[0-9]+", (0, 1_000_000)),
+    ("kgs-time_settings byoyomi 30 {} 3", r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)",
+     (0, 10_000_000)),
+    ("kgs-time_settings canadian 30 60 {}", r"[0-9]+", (1, 1_000_000)),
+    ("time_left b {} 0", r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)", (0, 10_000_000)),
+    ("time_left w 10 {}", r"[0-9]+", (0, 1_000_000)),
+    ("boardsize {}", r"[0-9]+", (2, 10)),
+    ("komi {}", r"[+-]?(?:[0-9]+(?:\.0*)?|\.0+)", (0, 15)),
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(command=st.sampled_from(FUZZ_COMMANDS),
+       number=st.lists(NUMBER_PIECES, min_size=1, max_size=8).map("".join))
+def test_fuzzed_numbers_are_pure_ascii_or_one_refusal(command, number: str) -> None:
+    template, grammar, (low, high) = command
+    engine = timed_engine()
+    before = state(engine)
+    replies = run_lines(engine, template.format(number) + "\n")
+    assert len(replies) == 1
+    (reply,) = replies
+    tokens = number.replace("\t", " ").split()  # GTP's own tokenising of the line
+    valid = (len(tokens) == 1 and re.fullmatch(grammar, tokens[0]) is not None
+             and low <= float(tokens[0]) <= high)
+    if valid:
+        assert reply == "=", (number, reply)
+        return
+    assert reply.startswith("? ") and "\n" not in reply and reply.isascii(), (number, reply)
+    assert state(engine) == before, number
