@@ -3,10 +3,12 @@
 The network reaches the search only as an `EvaluateFn(states) -> Evaluation`.
 """
 
+from catena_zero.mcts.batched import SearchOutput
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.mcts.evaluation import EvaluateFn, Evaluation, UniformEvaluator
+from catena_zero.mcts.policy import masked_softmax, sample_actions
 from catena_zero.mcts.rollout import RolloutEvaluator
-from catena_zero.mcts.search import SearchOutput, masked_softmax, sample_actions, search
+from catena_zero.mcts.search import search
 from catena_zero.mcts.single_game import SingleGameOutput, single_game_search
 from catena_zero.mcts.tree import NO_PARENT, ROOT_INDEX, UNVISITED, Tree
 

@@ -31,8 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from catena_zero.mcts import gumbel, puct
-from catena_zero.mcts.search import _BatchedSearch
-from catena_zero.mcts.tree import UNVISITED
+from catena_zero.mcts.batched import BatchedSearch
 
 
 def group_ranks(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -50,7 +49,7 @@ def group_ranks(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return order, starts, sizes
 
 
-class LeafBatchSearch(_BatchedSearch):
+class LeafBatchSearch(BatchedSearch):
     """The batched search with `config.leaves_per_call` lanes per tree per network call."""
 
     # ------------------------------------------------------------------------ the loop
@@ -80,7 +79,7 @@ class LeafBatchSearch(_BatchedSearch):
         `lane_simulation` [L]: the simulation index each lane stands for (Gumbel schedule).
         Lanes cut at the root (`_choose_roots`) do not run.
         """
-        tree, flat = self.tree, self.flat
+        tree = self.tree
         capacity = tree.capacity
         actions = self._choose_roots(lane_rows, lane_simulation)
         ran = actions >= 0
@@ -97,10 +96,7 @@ class LeafBatchSearch(_BatchedSearch):
             path_lanes.append(lanes)
             path_nodes.append(nodes)
             path_actions.append(actions)
-            child = flat.children[nodes, actions]
-            unexpanded = child == UNVISITED
-            child_flat = rows * capacity + child
-            at_terminal = ~unexpanded & flat.terminal[np.where(unexpanded, 0, child_flat)]
+            child, child_flat, unexpanded, at_terminal = self._follow(rows, nodes, actions)
             if unexpanded.any():  # lanes never share a subtree, so these edges are distinct
                 expand_lanes.append(lanes[unexpanded])
                 expand_parents.append(nodes[unexpanded] - rows[unexpanded] * capacity)

@@ -20,6 +20,7 @@ import numpy as np
 from catena_zero.mcts import puct
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.mcts.evaluation import EvaluateFn
+from catena_zero.mcts.policy import masked_softmax
 from catena_zero.rules import EMPTY, NO_ACTION, GameState
 
 
@@ -56,8 +57,6 @@ def single_game_search(
     rng: np.random.Generator,
 ) -> SingleGameOutput:
     """PUCT search of one position (`state`: a batch of one)."""
-    from catena_zero.mcts.search import masked_softmax
-
     if int(state.to_move.shape[0]) != 1:
         raise ValueError(f"single_game_search needs a batch of one, got {state.to_move.shape[0]}")
     num_actions = int(engine.rules.board.num_actions)

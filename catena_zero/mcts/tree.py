@@ -210,3 +210,24 @@ _NODE_FIELDS = (
     "terminal",
 )
 _EDGE_FIELDS = ("children", "prior", "legal", "edge_visits", "edge_value_sums")
+
+
+class FlatViews:
+    """Views of a Tree's arrays with the tree and node axes merged (flat node = b * N + n),
+    so gathers and scatters index one axis instead of two."""
+
+    def __init__(self, tree: Tree) -> None:
+        batch_nodes = tree.batch_size * tree.capacity
+        for name in ("children", "prior", "legal", "edge_visits", "edge_value_sums"):
+            setattr(self, name, _view(getattr(tree, name), (batch_nodes, tree.num_actions)))
+        for name in ("visit_counts", "value_sums", "raw_value", "parent", "action_from_parent",
+                     "mover", "terminal"):  # fmt: skip
+            setattr(self, name, _view(getattr(tree, name), (batch_nodes,)))
+        self.edge_visits_1d = _view(tree.edge_visits, (-1,))
+        self.prior_1d = _view(tree.prior, (-1,))
+        self.edge_value_sums_1d = _view(tree.edge_value_sums, (-1,))
+
+
+def _view(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """A reshaped view that shares memory (raises rather than silently copying)."""
+    return np.reshape(array, shape, copy=False)
