@@ -8,7 +8,10 @@
     stats     scores (draws as half), Wilson intervals, logistic Elo
     sprt      GSPRT on Elo bounds with draws
     registry  champion registry per track (side, game type, scoring): atomic, locked JSON
-    gating    gate a checkpoint against its track's champion; make_gating_callback
+    gating    gate a checkpoint against its track's champion; make_gating_callback,
+              make_training_gate
+    gate_result  what a gate decided: GateResult (one track), MixGateResult (a mix)
+    training_gate  TrainingGate: each due checkpoint of a run gated once, across crashes
     elo       Bradley-Terry Elo fit anchored at random = 0; CSV, PNG, TensorBoard
     ladder    round-robin / sampled ladder of a run's checkpoints and baselines
     report    text tables of the results

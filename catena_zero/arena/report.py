@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from catena_zero.arena.elo import EloFit
-from catena_zero.arena.gating import GateResult
+from catena_zero.arena.gate_result import GateResult
 from catena_zero.arena.ladder import CHECKPOINT_SUFFIXES, tagged_step
 from catena_zero.arena.match import ColourRecord, MatchResult
 

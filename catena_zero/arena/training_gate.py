@@ -62,7 +62,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from catena_zero.arena.gating import GateResult, MixGateResult, finite_or_none
+from catena_zero.arena.gate_result import GateResult, MixGateResult, finite_or_none
 from catena_zero.arena.registry import ChampionRegistry, Track
 from catena_zero.data.atomic import atomic_write_bytes, atomic_write_text
 from catena_zero.rules import Rules
