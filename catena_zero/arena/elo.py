@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from catena_zero.arena.stats import ELO_PER_NATURAL_UNIT, Z_95
-from catena_zero.data.atomic import atomic_write_text
+from catena_zero.data.atomic import atomic_open, atomic_write_text
 
 ELO_CSV_FORMAT_VERSION = 1
 ELO_CSV_COLUMNS = (
@@ -227,10 +227,11 @@ def plot_elo(fit: EloFit, path: str | os.PathLike, title: str = "Elo ladder") ->
     axes.grid(alpha=0.3)
     axes.legend(fontsize="small")
     figure.tight_layout()
-    temporary = path.with_name(f"{path.stem}.tmp-{os.getpid()}{path.suffix}")
-    figure.savefig(temporary, dpi=100)
-    plt.close(figure)
-    os.replace(temporary, path)
+    try:
+        with atomic_open(path) as handle:  # the format the name asks for, PNG without one
+            figure.savefig(handle, dpi=100, format=path.suffix[1:].lower() or "png")
+    finally:
+        plt.close(figure)
     return path
 
 

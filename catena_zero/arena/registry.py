@@ -160,7 +160,7 @@ def _is_track_key(key: Any) -> bool:
 
 
 def write_json_atomic(path: Path, document: dict) -> None:
-    """Write JSON to `path` via `path.tmp-<pid>`, fsync, then `os.replace`."""
+    """Write JSON to `path` via a new `path.tmp-<token>`, fsync, then `os.replace`."""
     path = Path(path)
     atomic_write_text(path, json.dumps(document, indent=1, sort_keys=True) + "\n")
     with contextlib.suppress(OSError):

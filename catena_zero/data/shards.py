@@ -1,6 +1,6 @@
 """Versioned `.npz` shards of training samples, and a replay window over the newest ones.
 
-A shard is written to `<path>.tmp-<pid>` and renamed into place, so a reader sees
+A shard is written to `<path>.tmp-<token>` and renamed into place, so a reader sees
 either no file or a whole one; `list_shards` only returns `*.npz`. Planes and legal
 masks are bit-packed. The archive's zip comment holds the SHA-256 of every byte before the
 digest, so a flipped byte anywhere is caught (the zip CRCs cover only the members' data);
@@ -244,7 +244,7 @@ def read_shard(path: str | os.PathLike) -> tuple[Samples, ShardMeta]:
 def list_shards(directory: str | os.PathLike) -> list[Path]:
     """Complete shard files in `directory`, sorted by name (oldest first); [] if it is missing.
 
-    Temp files (`*.npz.tmp-<pid>`) of writes in progress are never listed.
+    Temp files (`*.npz.tmp-<token>`) of writes in progress are never listed.
     """
     directory = Path(directory)
     if not directory.is_dir():

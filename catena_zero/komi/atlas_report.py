@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from catena_zero.data.atomic import atomic_write_text  # noqa: E402
+from catena_zero.data.atomic import atomic_open, atomic_write_text  # noqa: E402
 from catena_zero.komi.config import SCORINGS  # noqa: E402
 from catena_zero.komi.designer import DESIGNER_FILE, designer_summary  # noqa: E402
 from catena_zero.komi.plots import _save, hex_heatmap  # noqa: E402
@@ -205,9 +205,11 @@ def plot_first_stones(document: dict, side: int, path: str | Path) -> Path | Non
     figure.colorbar(collection, ax=axes[0].tolist(), shrink=0.8,
                     label="Black's score after the first stone")
     path = Path(path)
-    figure.savefig(path.with_name(f"tmp-{path.name}"), dpi=110, format="png")
-    plt.close(figure)
-    path.with_name(f"tmp-{path.name}").replace(path)
+    try:
+        with atomic_open(path) as handle:
+            figure.savefig(handle, dpi=110, format="png")
+    finally:
+        plt.close(figure)
     return path
 
 

@@ -17,6 +17,8 @@ import numpy as np  # noqa: E402
 from matplotlib.collections import PatchCollection  # noqa: E402
 from matplotlib.patches import RegularPolygon  # noqa: E402
 
+from catena_zero.data.atomic import atomic_open  # noqa: E402
+
 SUMMARY_COLUMNS = [
     ("track", "track"), ("agent", "agent"), ("exact_fair_komi", "exact"),
     ("search_fair_komi", "search"), ("network_fair_komi", "network"),
@@ -107,12 +109,12 @@ def hex_heatmap(axes, col, row, score, labels=None, linewidth: float = 0.6,
 
 def _save(figure, path: str | Path) -> Path:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f"tmp-{path.name}")
-    figure.tight_layout()
-    figure.savefig(temporary, dpi=110, format="png")
-    plt.close(figure)
-    temporary.replace(path)
+    try:
+        figure.tight_layout()
+        with atomic_open(path) as handle:
+            figure.savefig(handle, dpi=110, format="png")
+    finally:
+        plt.close(figure)
     return path
 
 
