@@ -75,7 +75,7 @@ TRAIN_ENTRY = "import sys; from catena_zero.cli.main import main; sys.exit(main(
 RACE_KEYS = ("run_dir", "resume", "seed", "max_minutes", "iterations", "runtime", "threads")
 RECIPE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 RACE_NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")  # a docs/results page name (tests/test_docs)
-DEFAULT_OPPONENTS = "greedy,uct:200"
+DEFAULT_OPPONENTS = "greedy,uct:200,uct:1000"
 Log = Callable[[str], None]
 
 

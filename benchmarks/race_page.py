@@ -56,7 +56,50 @@ class MatchRecord:
 
 
 def verdict(records: list[MatchRecord], names: list[str]) -> str:
-    """One line: each head-to-head pair's winner, named only when its interval excludes 50%."""
+    """One line, the outside players first: each recipe's score against every rollout-MCTS
+    opponent (`uct:N`, the yardstick that does not move with the recipes), then each
+    head-to-head pair's winner, named only when its interval excludes 50%."""
+    outside = outside_verdict(records, names)
+    head_to_head = head_to_head_verdict(records, names)
+    if not outside:
+        return head_to_head
+    return f"{outside} Head to head: {head_to_head}" if head_to_head != "." else outside
+
+
+def outside_verdict(records: list[MatchRecord], names: list[str]) -> str:
+    """Per `uct:N` opponent: every recipe's score with its interval, and the leader, said to
+    lead clearly only when its interval lies above every other recipe's."""
+    opponents = sorted({r.player_b for r in records if r.player_a in names
+                        and r.player_b.startswith("uct:")}, key=_playouts)
+    parts = []
+    for opponent in opponents:
+        scores = {}
+        for record in records:
+            if record.player_b == opponent and record.player_a in names:
+                scores[record.player_a] = record.summary()
+        shown = ", ".join(f"{name} {score:.3f} [{low:.3f}, {high:.3f}]"
+                          for name, (_, score, low, high) in scores.items())
+        leader = max(scores, key=lambda name: scores[name][1])
+        others = [summary for name, summary in scores.items() if name != leader]
+        if not others:
+            parts.append(f"against {opponent}: {shown}")
+        elif all(scores[leader][2] > high for _, _, _, high in others):
+            parts.append(f"against {opponent}: {shown}; {leader} leads, its interval above "
+                         f"the others'")
+        else:
+            parts.append(f"against {opponent}: {shown}; {leader} ahead, the intervals overlap")
+    return "; ".join(parts) + "." if parts else ""
+
+
+def _playouts(spec: str) -> int:
+    try:
+        return int(spec.partition(":")[2])
+    except ValueError:
+        return 0
+
+
+def head_to_head_verdict(records: list[MatchRecord], names: list[str]) -> str:
+    """Each head-to-head pair's winner, named only when its interval excludes 50%."""
     parts = []
     for record in (r for r in records if r.player_a in names and r.player_b in names):
         games, score, low, high = record.summary()

@@ -78,7 +78,8 @@ def test_a_dry_run_prints_every_command_and_match(capsys) -> None:
                              "'mix.shares=[]' 'mix.final_shares=[]' mix.schedule_iterations=0 "
                              "network.blocks=6 network.channels=48")
     assert lines[2] == ("then 200-game matches on 6/komi/standard: small vs big, small vs "
-                        "greedy, small vs uct:200, big vs greedy, big vs uct:200")
+                        "greedy, small vs uct:200, small vs uct:1000, big vs greedy, big vs "
+                        "uct:200, big vs uct:1000")
     # --base replaces the default base; --track and --out-dir show in the commands
     assert learning_race.main(["a=", "b=network=b2c24", "--base", "preset=tiny,side=4",
                                "--track", "4/komi/standard", "--out-dir", "somewhere",
@@ -181,6 +182,22 @@ def test_the_verdict_names_the_winner_and_whether_the_interval_excludes_even() -
     three = [MatchRecord("a", "b", 105, 0, 95), MatchRecord("a", "c", 190, 0, 10),
              MatchRecord("b", "c", 150, 0, 50)]
     assert learning_race.verdict(three, ["a", "b", "c"]).count("'s score") == 3
+
+
+def test_the_verdict_opens_with_the_outside_players() -> None:
+    records = [MatchRecord("a", "b", 120, 0, 80), MatchRecord("a", "uct:1000", 60, 0, 140),
+               MatchRecord("b", "uct:1000", 40, 0, 160), MatchRecord("a", "uct:200", 150, 0, 50),
+               MatchRecord("b", "uct:200", 146, 0, 54), MatchRecord("a", "greedy", 200, 0, 0)]
+    verdict = learning_race.verdict(records, ["a", "b"])
+    assert verdict == (
+        "against uct:200: a 0.750 [0.686, 0.805], b 0.730 [0.665, 0.787]; a ahead, the "
+        "intervals overlap; against uct:1000: a 0.300 [0.241, 0.367], b 0.200 [0.150, 0.261]; "
+        "a ahead, the intervals overlap. Head to head: a beat b head to head (a's score 0.600 "
+        "[0.531, 0.665] over 200 games); the interval excludes 50%.")
+    clear = [MatchRecord("a", "uct:200", 190, 0, 10), MatchRecord("b", "uct:200", 100, 0, 100)]
+    assert learning_race.verdict(clear, ["a", "b"]) == (
+        "against uct:200: a 0.950 [0.910, 0.973], b 0.500 [0.431, 0.569]; a leads, its interval "
+        "above the others'.")
 
 
 @pytest.mark.parametrize(("arguments", "message"), [
