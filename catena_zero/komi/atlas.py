@@ -34,7 +34,8 @@ from catena_zero.komi.atlas_workers import measured_tasks
 from catena_zero.komi.config import ATLAS_VARIANTS, AtlasConfig, SolveConfig
 from catena_zero.komi.exact import solve_exact
 from catena_zero.komi.intervals import score_of_margin
-from catena_zero.komi.strength import exact_miss_note, solver_check, strength_note
+from catena_zero.komi.outcome import exact_outcome, holds_exact
+from catena_zero.komi.strength import check_komis, solver_check, strength_note
 from catena_zero.mcts import SearchConfig
 from catena_zero.mcts.solver import enum_value
 from catena_zero.rules import Rules
@@ -94,7 +95,7 @@ def measurement_settings(config: AtlasConfig, search_config: SearchConfig,
                        "even_margin", "seed"),
             "double": ("simulations", "double_games", "seed")}[game_type]
     if solved:
-        used += ("strength_games", "min_optimal_share")
+        used += ("strength_games", "min_optimal_share", "min_result_share")
     if config.check_simulations:
         used += ("check_simulations",)
     if config.opening_moves:
@@ -189,14 +190,6 @@ def exact_fields(rules: Rules, report: dict) -> dict:
     return fields
 
 
-def contains(interval: list, value: float | None) -> bool:
-    """Whether [low, high] (None = open end) contains value."""
-    if value is None:
-        return False
-    low, high = interval
-    return (low is None or low <= value) and (high is None or value <= high)
-
-
 def board_config(config: AtlasConfig, rules: Rules) -> AtlasConfig:
     """`config` on this board: `opening_share` becomes the board's own `opening_moves` (a
     share of its cells, at least 1; an `opening_moves` set already wins), so a track's
@@ -230,17 +223,17 @@ def atlas_agent(rules: Rules, model: AtlasModel, search_config: SearchConfig,
 
 def strength_fields(rules: Rules, model: AtlasModel, search_config: SearchConfig,
                     config: AtlasConfig, record: dict) -> dict:
-    """On a solved track: the solver's check of the model's own moves at the exact fair komi
-    (the range's top when Black wins at every komi; the only komi without one), with the
-    "model not strong enough" note when too few are margin-optimal (catena_zero.komi.strength)."""
+    """On a solved track: the solver's check of the model's own games (played as the sweep
+    plays them) at the komis on both sides of the exact fair komi (the range's top when Black
+    wins at every komi; 0 without komi), with the "player too weak" note when too few of its
+    moves are margin-optimal or result-keeping (catena_zero.komi.strength)."""
     if config.strength_games == 0:
         return {"strength": None, "strength_note": None}
-    komi = rules.nearest_komi(record.get("exact")) if record["game_type"] == "komi" else 0
-    if record["game_type"] == "komi" and record.get("exact_in_range") is False:
-        komi = rules.komi_range[1]
+    exact = record.get("exact") if record.get("exact_in_range") is not False else None
+    komis = check_komis(rules, exact) if record["game_type"] == "komi" else [0]
     check = solver_check(rules, atlas_agent(rules, model, search_config, config),
-                         config.strength_games, config.min_optimal_share, komi=komi,
-                         seed=config.seed)
+                         config.strength_games, config.min_optimal_share, komis=komis,
+                         seed=config.seed, min_result_share=config.min_result_share)
     return {"strength": check, "strength_note": strength_note(check)}
 
 
@@ -305,6 +298,8 @@ def run_atlas(config: AtlasConfig, models: Callable[[int], AtlasModel | None] | 
     path = Path(config.output)
     document = load_atlas(path)
     records = document["records"]
+    for record in records.values():
+        refresh_outcome(record)
     tracks = atlas_tracks(config)
     bar = _progress(len(tracks), progress)
     try:
@@ -381,17 +376,26 @@ def plan_track(config: AtlasConfig, side: int, variant: str, records: dict,
 
 def record_measurement(record: dict, task: TrackTask, measured: dict) -> None:
     """The task's measurement into its record, with its model, settings and fingerprint,
-    and on solved sides whether the interval holds the exact value."""
+    and on solved sides whether the interval holds the exact value and the outcome."""
     record.update(measured)
     record.update(status="measured", settings=task.settings, fingerprint=task.stamp,
                   model={"name": task.model.name, "sha256": task.model.sha256})
-    if record.get("exact") is not None or record.get("exact_in_range") is False:
-        record["exact_agrees"] = agreement(record)
-        if not record["exact_agrees"] and not record.get("strength_note"):
-            # Confident and wrong is never reported: the solver's value is the evidence.
-            record["strength_note"] = exact_miss_note(record.get("interval"),
-                                                      compared_exact(record),
-                                                      record.get("strength"))
+    refresh_outcome(record)
+
+
+def refresh_outcome(record: dict) -> None:
+    """A solved record's fields derived from its data: `exact_agrees`, `strength_note`, and
+    `exact_outcome` with its note (catena_zero.komi.outcome: holds, player too weak or
+    method error; a miss is never left unexplained). Records read from a file get them
+    again, so every record is judged by the same rules."""
+    outcome, note = exact_outcome(record)
+    if outcome is None:
+        return
+    record["exact_agrees"] = holds_exact(record)
+    if "strength" in record:
+        record["strength_note"] = strength_note(record["strength"])
+    record["exact_outcome"] = outcome
+    record["exact_outcome_note"] = note
 
 
 def overlaps(first: list, second: list) -> bool:
@@ -433,21 +437,6 @@ def atlas_status(records: dict) -> str:
     return f"{len(records)} tracks: {', '.join(parts)}; {exact} with exact values"
 
 
-def agreement(record: dict) -> bool:
-    """Whether the estimate's interval holds the exact value (for a fair komi beyond the
-    range: whether the estimate puts it beyond the same end)."""
-    if record["game_type"] == "komi" and record.get("exact") is None:
-        return record.get("in_range") is False and record.get("estimate_side") == "above"
-    return contains(record.get("interval", [None, None]), compared_exact(record))
-
-
-def compared_exact(record: dict) -> float | None:
-    """The exact value the estimate is held against: `exact`, except on a nokomi track whose
-    chosen stone is one of several exactly fairest ones, where the exact result after that
-    stone (a fairest stone may leave +x, another -x)."""
-    if record["game_type"] == "nokomi" and record.get("fair_stone_exactly_fairest"):
-        return record.get("fair_stone_exact")
-    return record.get("exact")
 
 
 def summary_line(record: dict) -> str:

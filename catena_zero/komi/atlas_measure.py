@@ -20,7 +20,6 @@ import math
 
 import numpy as np
 
-from catena_zero.arena.stats import wilson_interval
 from catena_zero.komi.config import AtlasConfig
 from catena_zero.komi.fair import estimate_fair_komi
 from catena_zero.komi.intervals import (
@@ -37,6 +36,7 @@ from catena_zero.komi.opening import opening_sweep, symmetry_orbits
 from catena_zero.komi.sweep import (
     SweepTable,
     black_points,
+    combine_tables,
     fit_table,
     play_out,
     sweep_komi,
@@ -48,27 +48,6 @@ from catena_zero.rules import BLACK, Engine, Rules, Scoring
 def finite_or_none(value: float) -> float | None:
     """JSON has no infinity: an open end of an interval is written null."""
     return float(value) if value is not None and math.isfinite(value) else None
-
-
-def combine_tables(first: SweepTable, second: SweepTable) -> SweepTable:
-    """One table of two sweeps; games at the same komi are pooled."""
-    komi = np.union1d(first.komi, second.komi)
-    games = np.zeros(komi.size)
-    wins, draws, margin_sum = np.zeros(komi.size), np.zeros(komi.size), np.zeros(komi.size)
-    half_point, move_sum = np.zeros(komi.size), np.zeros(komi.size)
-    for table in (first, second):
-        index = np.searchsorted(komi, table.komi)
-        games[index] += table.games
-        wins[index] += table.black_wins
-        draws[index] += table.draws
-        margin_sum[index] += table.mean_margin * table.games
-        half_point[index] += table.half_point
-        move_sum[index] += table.mean_moves * table.games
-    points = wins + draws / 2
-    low, high = wilson_interval(points, games)
-    return SweepTable(komi.astype(np.int64), games.astype(np.int64), wins.astype(np.int64),
-                      draws.astype(np.int64), points / games, low, high, margin_sum / games,
-                      half_point, move_sum / games)
 
 
 def komi_unit(rules: Rules) -> int:
@@ -379,7 +358,8 @@ def komi_balance(rules: Rules, agent, evaluate_fn, config: AtlasConfig) -> dict:
                   "black_score": np.round(table.black_score, 4).tolist(),
                   "mean_margin": np.round(table.mean_margin, 3).tolist(),
                   "half_point": table.half_point.astype(float).tolist(),
-                  "mean_moves": np.round(table.mean_moves, 2).tolist()},
+                  "mean_moves": np.round(table.mean_moves, 2).tolist(),
+                  "margin_sd": np.round(table.margin_sd, 3).tolist()},
         "stages": stages,
     }
 

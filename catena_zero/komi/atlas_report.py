@@ -20,6 +20,7 @@ import numpy as np  # noqa: E402
 from catena_zero.data.atomic import atomic_open, atomic_write_text  # noqa: E402
 from catena_zero.komi.config import SCORINGS  # noqa: E402
 from catena_zero.komi.designer import DESIGNER_FILE, designer_summary  # noqa: E402
+from catena_zero.komi.outcome import exact_outcome  # noqa: E402
 from catena_zero.komi.plots import _save, hex_heatmap  # noqa: E402
 
 HEATMAP_SIDES = (4, 6, 8)
@@ -74,13 +75,16 @@ def markdown_table(document: dict) -> str:
         "",
         "Measure per game type: komi, the fair komi (self-play sweep; interval: the bracket "
         "of Wilson 95% intervals around the crossing); nokomi, Black's score after the "
-        "fairest first stone; double, Black's score. Exact values: the solver (sides 2-3).",
+        "fairest first stone; double, Black's score. Exact values: the solver (sides 2-3). "
+        "*Against exact* (solved tracks): holds (the interval holds the exact value), player "
+        "too weak (it misses, and the solver's check of the player's moves fell below a "
+        "bar), or method error (it misses though the player cleared the bars).",
         "",
         f"Status: {document.get('status', '-')} (updated {document.get('updated', '-')}).",
         "",
         "| side | variant | status | measure | estimate | interval | logistic | network "
-        "| exact | in range | games | model | seconds |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| exact | in range | against exact | games | model | seconds |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for record in document["records"].values():
         logistic = record.get("logistic") or {}
@@ -91,19 +95,14 @@ def markdown_table(document: dict) -> str:
             in_range = f"exact: {'yes' if record['exact_in_range'] else 'no'}"
         elif in_range is not None:
             in_range = "yes" if in_range else "no"
-        if record.get("strength_note"):  # the solver found the model's play too weak
-            strength = record.get("strength") or {}
-            share = (strength.get("margin_optimal") or {}).get("share")
-            in_range = ("model not strong enough" if share is None else
-                        f"model not strong enough ({100 * share:.0f}% optimal)")
-            if record.get("exact_agrees") is False:
-                in_range += ", misses exact"
+        outcome, _ = exact_outcome(record)
         lines.append("| " + " | ".join([
             str(record["side"]), f"{record['game_type']}/{record['scoring']}",
             record.get("status") or "pending", MEASURES[record["game_type"]],
             estimate_text(record), interval_text(record.get("interval")),
             _number(logistic.get("fair_komi")), _number(record.get("network_estimate")),
-            exact_text(record), in_range or "-", str(record.get("games") or 0), model_text,
+            exact_text(record), in_range or "-", outcome_text(record, outcome),
+            str(record.get("games") or 0), model_text,
             _number(record.get("seconds")),
         ]) + " |")
     notes = [(record["track"], record.get("range_note") or record.get("exact_note"))
@@ -121,13 +120,30 @@ def markdown_table(document: dict) -> str:
                   f"{interval_text(record['weaker']['interval'])}, {record['simulations']} "
                   f"{interval_text(record.get('stronger_interval'))}; reported "
                   f"{interval_text(record.get('interval'))}" for record in moving]
-    weak = [(record["track"], record["strength_note"])
-            for record in document["records"].values() if record.get("strength_note")]
-    if weak:
-        lines += ["", "Where the solver finds the model's own play too weak for its estimate "
-                      "to stand for the game's:", ""]
-        lines += [f"- {track}: {note}" for track, note in weak]
+    judged = [(record["track"], *exact_outcome(record))
+              for record in document["records"].values()]
+    judged = [(track, outcome, note) for track, outcome, note in judged if note]
+    if judged:
+        lines += ["", "Solved tracks against the exact values (the solver's evidence; "
+                      "a method error is the measurement's fault, not the player's):", ""]
+        lines += [f"- {track}: {note}" for track, _, note in judged]
     return "\n".join(lines) + "\n"
+
+
+def outcome_text(record: dict, outcome: str | None) -> str:
+    """The table's cell for a solved track's outcome: "holds", "player too weak (70%
+    optimal, bar 80%)" or "method error"; "-" for an unsolved track."""
+    if outcome is None:
+        return "-"
+    check = record.get("strength") or {}
+    if outcome == "player too weak" and check:
+        share = check["margin_optimal"]["share"]
+        text = f"{100 * share:.0f}% optimal, bar {100 * check['min_share']:.0f}%"
+        if "min_result_share" in check:
+            text += (f"; {100 * check['result_keeping']['share']:.0f}% result-keeping, bar "
+                     f"{100 * check['min_result_share']:.0f}%")
+        return f"{outcome} ({text})"
+    return outcome
 
 
 def plot_fair_komi_by_side(document: dict, path: str | Path) -> Path:

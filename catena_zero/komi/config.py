@@ -114,6 +114,8 @@ class AtlasConfig:
     max_games: int = 2000  # komi: the narrowing stage stops when the sweep has this many games
     strength_games: int = 8  # exact sides: self-play games whose every move the solver checks
     min_optimal_share: float = 0.8  # below this share of margin-optimal moves: flagged weak
+    min_result_share: float = 0.95  # below this share of result-keeping moves: flagged weak (a
+    #   side-2 game is 6 moves: one decisive mistake a game leaves 83% margin-optimal)
 
     def __post_init__(self):
         bad_sides = [side for side in self.sides if not 2 <= int(side) <= 10]
@@ -157,6 +159,9 @@ class AtlasConfig:
         if not 0.0 <= self.min_optimal_share <= 1.0:
             raise ValueError(f"atlas.min_optimal_share must be in [0, 1], got "
                              f"{self.min_optimal_share}")
+        if not 0.0 <= self.min_result_share <= 1.0:
+            raise ValueError(f"atlas.min_result_share must be in [0, 1], got "
+                             f"{self.min_result_share}")
         if not 0.0 < self.even_margin < 0.5:
             raise ValueError(f"atlas.even_margin must be in (0, 0.5), got {self.even_margin}")
 

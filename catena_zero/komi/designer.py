@@ -6,8 +6,11 @@ komi nearest the fair one, how long games were there, and the first player's edg
 (Black's score and mean margin there, when the sweep played komi 0), and the network's own
 estimate beside the games' (its value head read at the empty board: more than
 MODEL_ERROR_POINTS from the exact value, or outside the games' interval by that much, is the
-model's error, and the row says so). Tracks whose estimate is
-still moving with search strength, or whose model the solver found too weak, say so.
+model's error, and the row says so). Beside the fair komi (where Black's win rate crosses one
+half) stands the other meaning of fair: the komi at which Black's mean margin is zero, with
+its bracket and the margin's standard deviation (catena_zero.komi.intervals.zero_margin_komi).
+Tracks whose estimate is still moving with search strength say so, and solved tracks give
+their outcome against the exact value (catena_zero.komi.outcome).
 Written beside atlas.md as designer.md by `catena_zero.komi.atlas_report.write_report`.
 """
 
@@ -17,6 +20,8 @@ import math
 
 import numpy as np
 
+from catena_zero.komi.intervals import zero_margin_komi
+from catena_zero.komi.outcome import exact_outcome
 from catena_zero.rules import Rules
 
 DESIGNER_FILE = "designer.md"
@@ -62,6 +67,29 @@ def sweep_row(sweep: dict, komi: float | None) -> dict:
         row["black_at_0"] = float(sweep["black_score"][zero[0]])
         row["margin_at_0"] = float(sweep["mean_margin"][zero[0]])
     return row
+
+
+def zero_margin(record: dict) -> tuple[str, str, str]:
+    """(komi, interval, spread) of the zero-margin komi as the page shows them; "-" where the
+    sweep has no margins, and for the interval and spread where it kept no spread (an atlas
+    measured before `margin_sd`)."""
+    sweep = record.get("sweep") or {}
+    if not sweep.get("komi") or "mean_margin" not in sweep:
+        return "-", "-", "-"
+    size = len(sweep["komi"])
+    min_games = ((record.get("settings") or {}).get("atlas") or {}).get("bracket_games", 2)
+    found = zero_margin_komi(sweep["komi"], sweep["mean_margin"],
+                             sweep.get("margin_sd", [math.nan] * size), sweep["games"],
+                             min_games=max(2, int(min_games)))
+    if math.isinf(found.estimate):
+        point = "above the range" if found.estimate > 0 else "below the range"
+    else:
+        point = _number(found.estimate)
+    if math.isnan(found.low):
+        return point, "-", "-"
+    return point, _interval([None if math.isinf(found.low) else found.low,
+                             None if math.isinf(found.high) else found.high]), \
+        _number(found.spread)
 
 
 def measured_with(record: dict) -> str:
@@ -166,9 +194,24 @@ def designer_summary(document: dict) -> str:
         "named: root noise on every move instead; an atlas re-measures the tracks whose "
         "model or settings changed, so rows can come from different models).",
         "",
-        "| side | fair komi | interval | exact | network | half point | moves "
-        "| komi 0: Black's score | komi 0: Black's margin | measured with | note |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "*Zero margin*: the other meaning of fair, the komi at which Black's mean margin in "
+        "the same games is zero, with its interval (the swept komis nearest it whose mean "
+        "margin is above and below zero by its 95% interval) and *margin SD*, the standard "
+        "deviation of a game's margin there (\"-\": a sweep measured before the spread was "
+        "kept). The project calls fair the first, where Black's win rate crosses one half: "
+        "a game is won or lost, not scored, and at that komi the second player's choice of "
+        "colour gains nothing in wins, which is what the komi and the colour choice of the "
+        "rules are for. Under perfect play the two coincide (the margin moves one for one "
+        "with the komi, and Black wins exactly while it is positive); they part where a "
+        "player's margins are lopsided, such as narrow wins for one colour against wide "
+        "ones for the other. *Against exact*: on a solved side, whether the interval holds "
+        "the exact value, or why not (player too weak, with the solver's evidence, or "
+        "method error).",
+        "",
+        "| side | fair komi | interval | exact | zero margin | its interval | margin SD "
+        "| network | half point | moves | komi 0: Black's score | komi 0: Black's margin "
+        "| measured with | note |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     records = [record for record in document.get("records", {}).values()
                if record.get("game_type") == "komi" and record.get("scoring") == "standard"]
@@ -182,8 +225,9 @@ def designer_summary(document: dict) -> str:
         notes = []
         if record.get("moving_with_strength"):
             notes.append("still moving with search strength")
-        if record.get("strength_note"):
-            notes.append(record["strength_note"])
+        outcome, outcome_note = exact_outcome(record)
+        if outcome is not None:
+            notes.append(outcome_note or f"{outcome}: the interval holds the exact value")
         error = model_error(record)
         if error:
             notes.append(error)
@@ -192,7 +236,7 @@ def designer_summary(document: dict) -> str:
         half = row["half_point"]
         lines.append("| " + " | ".join([
             str(record["side"]), estimate_text, _interval(record.get("interval")),
-            _number(record.get("exact")), network_text(record),
+            _number(record.get("exact")), *zero_margin(record), network_text(record),
             "-" if half is None else f"{100 * half:.0f}% (komi {row['komi']})",
             _number(row["moves"], 0), _number(row["black_at_0"], 2),
             _number(row["margin_at_0"]), measured_with(record), "; ".join(notes) or "-",

@@ -1,6 +1,12 @@
 """Fair komi, in one place: the network's estimate, its smoothing over a run, and the komi of a
 search's self-play balance.
 
+The komi a game is played at (`komi_for_play`: GTP `catena-choose-komi`, the terminal's and
+the web page's `auto`) is the best estimate at hand: the komi atlas's crossing where the atlas
+measured that track with the same model file (its SHA-256) and closed its bracket, else the
+player's own choice from the network (`ModelPlayer.choose_komi`); `KomiChoice.source` says
+which.
+
 The network's estimate is the komi at which its value of the empty board is zero. It is one
 output of the net: on eleven side-4 nets it missed their self-play balance by 1.0 point on
 average and by up to 3.5, so evaluations measure the balance itself (`selfplay_fair_komi`:
@@ -15,7 +21,12 @@ linearly between the two komis around the zero crossing.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
+import math
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +34,7 @@ from catena_zero.arena.agents import SearchAgent
 from catena_zero.komi.config import SweepConfig
 from catena_zero.komi.sweep import fit_table, run_sweep
 from catena_zero.mcts.config import SearchConfig
-from catena_zero.rules import Engine, Rules
+from catena_zero.rules import Engine, GameType, Rules
 
 GRID_POINTS = 33  # komis evaluated in the first batched call (the whole range when smaller)
 
@@ -107,3 +118,76 @@ def selfplay_fair_komi(rules: Rules, evaluate_fn, search: SearchConfig, games_pe
     return SelfPlayBalance(fair_komi=float(fair), low=float(fit.low), high=float(fit.high),
                            slope=float(fit.slope), games_per_komi=games_per_komi,
                            black_score=black_score)
+
+
+# The committed atlas (docs/komi/atlas.json) where the package runs from its repository.
+ATLAS_PATH = Path(__file__).resolve().parents[2] / "docs" / "komi" / "atlas.json"
+ATLAS = "atlas"
+NETWORK = "network"
+
+
+@dataclass(frozen=True)
+class KomiChoice:
+    """The komi a game is played at and where it comes from."""
+
+    komi: int
+    source: str  # ATLAS (the atlas's self-play crossing) or NETWORK (the player's own)
+    note: str  # one line saying so, for a GTP engine's stderr or a session's notes
+
+
+_HASHES: dict[tuple[str, int, int], str] = {}
+
+
+def _sha256(path: Path) -> str:
+    """A file's SHA-256, kept while its size and time stay the same (a model is hashed once
+    a process, not once a game)."""
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _HASHES:
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        _HASHES[key] = digest.hexdigest()
+    return _HASHES[key]
+
+
+def atlas_crossing(rules: Rules, model_sha256: str,
+                   atlas_path: str | Path = ATLAS_PATH) -> dict | None:
+    """The atlas record of `rules`' komi track when the atlas measured it with the model of
+    that SHA-256 and bracketed the crossing inside the range (both ends closed); None
+    otherwise, and when the atlas file is missing or unreadable (the network then answers)."""
+    name = f"side{rules.side}-komi-{rules.scoring.value}"
+    try:
+        record = json.loads(Path(atlas_path).read_text())["records"][name]
+        low, high = record["interval"]
+        estimate = float(record["estimate"])
+        measured_with = record["model"]["sha256"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    closed = low is not None and high is not None and math.isfinite(estimate)
+    if record.get("status") != "measured" or measured_with != model_sha256 or not closed:
+        return None
+    return record
+
+
+def komi_for_play(player: Any, rules: Rules, atlas_path: str | Path = ATLAS_PATH) -> KomiChoice:
+    """The first player's komi for a game against `player` (module doc). `player` chooses
+    with `choose_komi(rules)`; one with a model library (ModelPlayer) is matched against the
+    atlas by its model file's SHA-256."""
+    if rules.game_type == GameType.KOMI:
+        library = getattr(player, "library", None)
+        try:
+            path = Path(library.get(rules).path) if library is not None else None
+            record = atlas_crossing(rules, _sha256(path), atlas_path) if path else None
+        except (OSError, ValueError, AttributeError):  # no model file to match: the network
+            record = None
+        if record is not None:
+            komi = rules.nearest_komi(record["estimate"])
+            low, high = record["interval"]
+            return KomiChoice(komi, ATLAS, (
+                f"komi {komi} from the komi atlas: Black's self-play win rate with this model "
+                f"crosses one half at {record['estimate']:.2f} in [{low:g}, {high:g}] "
+                f"({record.get('games')} games)"))
+    komi = int(player.choose_komi(rules))
+    return KomiChoice(komi, NETWORK, f"komi {komi} from the network's own estimate")

@@ -10,6 +10,8 @@ need no curve:
   half. Black's score falls as komi grows, so the crossing lies between them.
 - `bootstrap_crossing`: the crossing of the monotone (isotonic) fit, recomputed on
   binomial resamples of every komi's games; its 2.5% and 97.5% percentiles.
+- `zero_margin_komi`: the other meaning of fair, where Black's mean margin is zero, with a
+  bracket read the same way off each komi's 95% interval of the mean margin.
 
 Every function takes the swept komi values in increasing order with Black's points and
 games at each ([K] arrays). An open end is -inf or +inf: the crossing lies beyond the
@@ -62,12 +64,12 @@ def monotone_scores(points, games) -> np.ndarray:
     return np.concatenate([np.full(int(n), p / g) for p, g, n in blocks])
 
 
-def crossing_point(komi, score) -> float:
-    """Where a non-increasing score falls through one half, interpolated linearly between
-    the last komi above 1/2 and the next one; a flat stretch at exactly 1/2 gives its
-    middle. -inf when the score is below 1/2 everywhere, +inf when above."""
+def crossing_point(komi, score, level: float = HALF) -> float:
+    """Where a non-increasing score falls through `level` (one half), interpolated linearly
+    between the last komi above it and the next one; a flat stretch at exactly the level
+    gives its middle. -inf when the score is below the level everywhere, +inf when above."""
     komi = np.asarray(komi, dtype=np.float64)
-    score = np.asarray(score, dtype=np.float64)
+    score = np.asarray(score, dtype=np.float64) - level + HALF
     at_half = np.flatnonzero(np.isclose(score, HALF))
     if at_half.size:
         return float(0.5 * (komi[at_half[0]] + komi[at_half[-1]]))
@@ -145,6 +147,53 @@ def estimate_crossing(komi, points, games, resamples: int = 1000, seed: int = 0,
         point = float(min(max(point, low), high))
     boot_low, boot_high = bootstrap_crossing(komi, points, games, resamples, seed)
     return CrossingEstimate(point, low, high, boot_low, boot_high)
+
+
+@dataclass(frozen=True)
+class ZeroMargin:
+    """Where Black's mean margin is zero: the point, its bracket, the margin's spread there."""
+
+    estimate: float  # the monotone fit's zero crossing, clipped into the bracket
+    low: float  # the bracket (NaN where the sweep kept no spread; +-inf: an open end)
+    high: float
+    spread: float  # the margin's standard deviation at the swept komi nearest the estimate
+
+
+def zero_margin_komi(komi, mean_margin, margin_sd, games, z: float = Z_95,
+                     min_games: int = 2) -> ZeroMargin:
+    """The komi at which Black's mean margin crosses zero (interpolated on the monotone fit
+    of the means, weighted by games) and its bracket: the largest swept komi whose mean's
+    95% interval (z sd / sqrt(n - 1), sd over n games) lies wholly above zero with none at
+    or below it wholly below, and the smallest wholly below with none at or above it wholly
+    above; komis with fewer than `min_games` games count as neither. Without the spread
+    (NaN: a sweep recorded before it was kept) the bracket is NaN. Arrays [K], komi
+    increasing."""
+    komi, mean, games, spread = (np.asarray(a, dtype=np.float64)
+                                 for a in (komi, mean_margin, games, margin_sd))
+    if komi.ndim != 1 or komi.size == 0 or \
+            not komi.shape == mean.shape == games.shape == spread.shape:
+        raise IntervalError(f"komi, margins, spreads and games must be equal-length 1-d arrays, "
+                            f"got shapes {komi.shape}, {mean.shape}, {spread.shape}, "
+                            f"{games.shape}")
+    if np.any(np.diff(komi) <= 0) or np.any(games <= 0):
+        raise IntervalError("need increasing komi values and games > 0 at every komi")
+    totals = mean * games
+    point = crossing_point(komi, monotone_scores(totals, games), level=0.0)
+    nearest = int(np.argmin(np.abs(komi - point))) if math.isfinite(point) else \
+        (0 if point < 0 else komi.size - 1)
+    if np.any(np.isnan(spread)):
+        return ZeroMargin(point, math.nan, math.nan, float(spread[nearest]))
+    error = z * spread / np.sqrt(np.maximum(games - 1, 1e-12))
+    enough = games >= min_games
+    positive = (mean - error > 0) & enough
+    negative = (mean + error < 0) & enough
+    lows = komi[positive & ~(np.cumsum(negative) > 0)]
+    highs = komi[negative & ~(np.cumsum(positive[::-1])[::-1] > 0)]
+    low = float(lows.max()) if lows.size else -math.inf
+    high = float(highs.min()) if highs.size else math.inf
+    if math.isfinite(point):
+        point = float(min(max(point, low), high))
+    return ZeroMargin(point, low, high, float(spread[nearest]))
 
 
 def mean_interval(values, z: float = Z_95) -> tuple[float, float, float]:

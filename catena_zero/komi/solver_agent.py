@@ -12,7 +12,7 @@ import numpy as np
 
 from catena_zero.mcts import Evaluation
 from catena_zero.mcts.endgame import ExactEndgame
-from catena_zero.mcts.solver import BLACK, ExactSolver
+from catena_zero.mcts.solver import BLACK, ExactSolver, enum_value
 from catena_zero.rules import NO_ACTION, Engine, GameState, Rules
 
 
@@ -41,13 +41,18 @@ class SolverAgent:
         return self.endgame(engine.rules).solver(komi)
 
     def move_values(self, engine: Engine, states: GameState, game: int) -> dict[int, float]:
-        """The exact value (Black's view, in half points) after each legal move of game
-        `game` of `states`."""
-        solver = self.solver(engine, int(states.komi[game]))
+        """The exact value (Black's view, in half points, the game's komi included) after
+        each legal move of game `game` of `states`."""
+        komi = int(states.komi[game])
+        solver = self.solver(engine, komi)
+        # Standard and quadratic scoring share the komi-0 solver (ExactEndgame): its values
+        # are shifted by the komi here, so that a value's sign is the result at this komi.
+        shift = 0 if enum_value(engine.rules.scoring) == "longest" else 2 * komi
         position = solver.state_from_arrays(
             states.stones[game], states.limited[game], states.button[game],
             states.to_move[game], states.stones_left[game])
-        return {action: solver.half_value(child) for action, child in solver.children(position)}
+        return {action: solver.half_value(child) - shift
+                for action, child in solver.children(position)}
 
     def select_actions(self, engine: Engine, states: GameState, rng: np.random.Generator
                        ) -> np.ndarray:

@@ -71,6 +71,13 @@ class SweepTable:
     mean_margin: np.ndarray  # mean Black-view result margin
     half_point: np.ndarray  # games decided by half a point (the button's, without komi parity)
     mean_moves: np.ndarray  # mean moves a game (placements and button takes)
+    # the margin's standard deviation over the games (population: pools exactly); NaN where
+    # unknown (a table made before it was kept)
+    margin_sd: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.margin_sd is None:
+            self.margin_sd = np.full(len(self.komi), np.nan)
 
     def rows(self) -> list[dict]:
         names = list(self.__dataclass_fields__)
@@ -79,8 +86,8 @@ class SweepTable:
 
     @staticmethod
     def from_columns(columns: dict) -> SweepTable:
-        """A table from its columns; tables written before `half_point` and `mean_moves`
-        were kept read them as unknown (NaN)."""
+        """A table from its columns; tables written before `half_point`, `mean_moves` and
+        `margin_sd` were kept read them as unknown (NaN)."""
         size = len(columns["komi"])
         return SweepTable(**{name: np.asarray(columns.get(name, np.full(size, np.nan)))
                              for name in SweepTable.__dataclass_fields__})
@@ -107,7 +114,7 @@ def sweep_komi(rules: Rules, agent, komi_values, games_per_komi: int, seed: int)
     low, high = wilson_interval(score_points, games)
     return SweepTable(komi_values, games, wins, draws, score_points / games, low, high,
                       margins.mean(axis=1), (np.abs(margins) == 0.5).sum(axis=1),
-                      moves.mean(axis=1))
+                      moves.mean(axis=1), margins.std(axis=1))
 
 
 def crossing_bracket(table: SweepTable, rules: Rules) -> tuple[int, int]:
@@ -148,6 +155,30 @@ def merge_tables(first: SweepTable, second: SweepTable) -> SweepTable:
     order = np.argsort(np.concatenate([first.komi, second.komi]), kind="stable")
     return SweepTable(**{name: np.concatenate([getattr(first, name), getattr(second, name)])[order]
                          for name in SweepTable.__dataclass_fields__})
+
+
+def combine_tables(first: SweepTable, second: SweepTable) -> SweepTable:
+    """One table of two sweeps; games at the same komi are pooled."""
+    komi = np.union1d(first.komi, second.komi)
+    games = np.zeros(komi.size)
+    wins, draws, margin_sum = np.zeros(komi.size), np.zeros(komi.size), np.zeros(komi.size)
+    half_point, move_sum = np.zeros(komi.size), np.zeros(komi.size)
+    square_sum = np.zeros(komi.size)  # sum of squared margins: pools the spread exactly
+    for table in (first, second):
+        index = np.searchsorted(komi, table.komi)
+        games[index] += table.games
+        wins[index] += table.black_wins
+        draws[index] += table.draws
+        margin_sum[index] += table.mean_margin * table.games
+        half_point[index] += table.half_point
+        move_sum[index] += table.mean_moves * table.games
+        square_sum[index] += (table.margin_sd ** 2 + table.mean_margin ** 2) * table.games
+    points = wins + draws / 2
+    low, high = wilson_interval(points, games)
+    return SweepTable(komi.astype(np.int64), games.astype(np.int64), wins.astype(np.int64),
+                      draws.astype(np.int64), points / games, low, high, margin_sum / games,
+                      half_point, move_sum / games,
+                      np.sqrt(np.maximum(square_sum / games - (margin_sum / games) ** 2, 0.0)))
 
 
 @dataclass

@@ -20,7 +20,9 @@ move generator.
 from __future__ import annotations
 
 import math
+import sys
 
+from catena_zero.komi.fair import komi_for_play
 from catena_zero.play.gtp import GtpError, parse_integer
 from catena_zero.play.session import COLOUR_NAMES
 
@@ -71,9 +73,13 @@ def choose_komi_command(player):
         if args:
             raise GtpError(f"{CHOOSE_KOMI} takes no arguments")
         try:
-            return str(player.choose_komi(_game(engine).rules))
+            choice = komi_for_play(player, _game(engine).rules)
         except ValueError as error:
             raise GtpError(str(error)) from error
+        # The answer stays a bare komi for controllers; where it came from goes to stderr.
+        stream = getattr(engine, "note_stream", None) or sys.stderr
+        stream.write(f"catena-zero: {choice.note}\n")
+        return str(choice.komi)
 
     return handler
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from catena_zero.data.game_record import GameRecord, carry_annotations, record_from_game, replay
+from catena_zero.komi.fair import komi_for_play
 from catena_zero.play.time_control import think_level
 from catena_zero.rules import BLACK, WHITE, GameState, GameType, Rules
 from catena_zero.rules import Game as _Game
@@ -91,8 +92,9 @@ class PlaySession:
         if self.think is not None:
             think_level(self.think)  # ValueError naming the levels
         if self.komi is None:
-            self.komi = int(self.player.choose_komi(self.rules))
-            self.notes.append(f"the model chose komi {self.komi}")
+            choice = komi_for_play(self.player, self.rules)
+            self.komi = choice.komi
+            self.notes.append(f"the model chose {choice.note}")
         self.game = _Game(self.rules, komi=int(self.komi))
         if str(self.human_colour).lower() == "auto":
             if self.rules.game_type == GameType.KOMI:

@@ -143,10 +143,10 @@ def test_the_start_is_a_setting_of_the_komi_measurement():
 
 
 def test_a_nokomi_estimate_is_held_against_the_exact_result_after_its_own_stone():
-    from catena_zero.komi.atlas import agreement, compared_exact
+    from catena_zero.komi.outcome import compared_exact, holds_exact
 
     record = {"game_type": "nokomi", "exact": 1.0, "interval": [0.0, 0.2],
               "fair_stone_exactly_fairest": True, "fair_stone_exact": 0.0}
-    assert compared_exact(record) == 0.0 and agreement(record)  # +x and -x are both fairest
+    assert compared_exact(record) == 0.0 and holds_exact(record)  # +x and -x are both fairest
     record |= {"fair_stone_exactly_fairest": False}
-    assert compared_exact(record) == 1.0 and not agreement(record)
+    assert compared_exact(record) == 1.0 and not holds_exact(record)

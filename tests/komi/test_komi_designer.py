@@ -36,7 +36,9 @@ def test_the_page_has_one_row_per_side_with_its_notes():
     rows = [line for line in page.splitlines() if line.startswith("| ") and line[2].isdigit()]
     assert len(rows) == 2 and rows[0].startswith("| 4 |") and rows[1].startswith("| 6 |")
     assert "| 4 | above the range | [15, open] |" in rows[0]
-    assert "| 6 | 5.4 | [4, 7] | - | - | 50% (komi 6) | 81 | 0.8 | 6.5 | - |" in rows[1]
+    # the mean margin 1.5 at komi 4 and -0.5 at 6: zero at 5.5 (no spread kept: no interval)
+    assert "| 6 | 5.4 | [4, 7] | - | 5.5 | - | - | - | 50% (komi 6) | 81 | 0.8 | 6.5 | - |" \
+        in rows[1]
     assert "still moving with search strength" in rows[1]
 
 
@@ -78,7 +80,7 @@ def test_the_network_estimate_is_held_against_the_exact_value_then_the_games():
     assert network_text(RECORD) == "-"
     page = designer_summary({"records": {"a": {**RECORD, "network_estimate": 12.96}}})
     row = next(line for line in page.splitlines() if line.startswith("| 6 |"))
-    assert "| 6 | 5.4 | [4, 7] | - | 13 | 50% (komi 6) |" in row
+    assert "| 6 | 5.4 | [4, 7] | - | 5.5 | - | - | 13 | 50% (komi 6) |" in row
     assert row.endswith("| still moving with search strength; the network says 13, outside "
                         "the games' interval by 6: the model's error |")
 
@@ -110,3 +112,48 @@ def test_the_sweep_counts_half_point_games_and_moves():
                                                        "wilson_high", "mean_margin")}
     read = SweepTable.from_columns(columns)  # a table written before these columns
     assert np.isnan(read.half_point).all() and np.isnan(read.mean_moves).all()
+
+
+def test_both_meanings_of_fair_meet_at_the_exact_value_under_perfect_play():
+    """Side 2 with the solver playing both colours (exact fair komi 2.5): Black's win rate
+    falls through one half between komi 2 and 3, and so does the mean margin (+0.5, -0.5),
+    every game alike (spread 0), so both meanings give 2.5 in [2, 3]."""
+    from catena_zero.komi.designer import zero_margin
+    from catena_zero.komi.intervals import zero_margin_komi
+
+    table = sweep_komi(Rules(side=2), SolverAgent(), [0, 1, 2, 3, 4, 5], games_per_komi=4,
+                       seed=0)
+    assert table.mean_margin.tolist() == [2.5, 1.5, 0.5, -0.5, -1.5, -2.5]
+    assert table.margin_sd.tolist() == [0.0] * 6
+    found = zero_margin_komi(table.komi, table.mean_margin, table.margin_sd, table.games)
+    assert (found.estimate, found.low, found.high, found.spread) == (2.5, 2.0, 3.0, 0.0)
+    record = {"sweep": {"komi": table.komi.tolist(), "games": table.games.tolist(),
+                        "mean_margin": table.mean_margin.tolist(),
+                        "margin_sd": table.margin_sd.tolist()}}
+    assert zero_margin(record) == ("2.5", "[2, 3]", "0")
+
+
+def test_the_zero_margin_komi_of_noisy_games_is_bracketed_by_the_spread():
+    from catena_zero.komi.intervals import zero_margin_komi
+
+    # 40 games a komi, margin SD 6: a mean's 95% interval is about +-1.9
+    found = zero_margin_komi([4, 6, 8, 10, 12], [6.0, 3.0, 1.0, -1.0, -4.0], [6.0] * 5,
+                             [40] * 5)
+    assert found.estimate == 9.0 and (found.low, found.high) == (6.0, 12.0)
+    assert found.spread == 6.0
+    # a recorded sweep without the spread: the point only
+    old = zero_margin_komi([4, 6], [1.0, -1.0], [float("nan")] * 2, [10, 10])
+    assert old.estimate == 5.0 and np.isnan(old.low) and np.isnan(old.high)
+
+
+def test_the_page_says_which_meaning_is_fair_and_gives_solved_outcomes():
+    import json
+    from pathlib import Path
+
+    atlas = Path(__file__).resolve().parents[2] / "docs" / "komi" / "atlas.json"
+    page = designer_summary(json.loads(atlas.read_text()))
+    assert "The project calls fair the first, where Black's win rate crosses one half" in page
+    side2 = next(line for line in page.splitlines() if line.startswith("| 2 |"))
+    # recorded side 2: crossing 4.5 in [4, 5]; mean margin +2.5 at komi 2, -0.08 at 4
+    assert side2.startswith("| 2 | 4.5 | [4, 5] | 2.5 | 3.9 | - | - |")
+    assert "method error: the interval [4, 5] misses the exact 2.5" in side2

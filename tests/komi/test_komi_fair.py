@@ -32,3 +32,63 @@ def test_the_report_covers_the_whole_range_and_stays_inside_it() -> None:
     assert 0.0 <= balance.fair_komi <= 15.0 and np.isfinite(balance.slope)
     assert set(balance.to_dict()) == {"fair_komi", "low", "high", "slope", "games_per_komi",
                                       "black_score"}
+
+
+def atlas_model_player(simulations: int = 8):
+    """A player of the model file the committed atlas was measured with."""
+    import torch
+
+    from catena_zero.play.bundled import ModelLibrary
+    from catena_zero.play.model_player import ModelPlayer, PlayerConfig
+    from tests.komi.test_komi_outcome import atlas_model_path
+
+    torch.set_num_threads(1)
+    return ModelPlayer(ModelLibrary(atlas_model_path()), PlayerConfig(simulations=simulations))
+
+
+def test_play_takes_the_atlas_crossing_for_the_same_model_and_a_closed_bracket(tmp_path):
+    """The committed atlas puts side 4 komi/standard at 9.68 in [9, 10] for the model file it
+    names: a game against that file is played at komi 10. Side 6's bracket is open ([8,
+    open]) and nokomi has no komi: there the network answers."""
+    from catena_zero.komi.fair import ATLAS, NETWORK, komi_for_play
+
+    player = atlas_model_player()
+    choice = komi_for_play(player, Rules(side=4))
+    assert (choice.komi, choice.source) == (10, ATLAS)
+    assert "crosses one half at 9.68 in [9, 10]" in choice.note
+    open_end = komi_for_play(player, Rules(side=6))
+    assert open_end.source == NETWORK and open_end.komi == player.choose_komi(Rules(side=6))
+    assert komi_for_play(player, Rules(side=4, game_type="nokomi")).komi == 0
+    # no atlas, or a damaged one: the network
+    (tmp_path / "bad.json").write_text("{not json")
+    for path in (tmp_path / "missing.json", tmp_path / "bad.json"):
+        assert komi_for_play(player, Rules(side=4), path).source == NETWORK
+
+
+def test_another_model_file_is_not_given_the_atlas_of_this_one():
+    import torch
+
+    from catena_zero.komi.fair import NETWORK, komi_for_play
+    from catena_zero.play.bundled import ModelLibrary
+    from catena_zero.play.model_player import ModelPlayer, PlayerConfig
+    from tests.export.tiny_model import tiny_model_file
+
+    torch.set_num_threads(1)
+    player = ModelPlayer(ModelLibrary(tiny_model_file(4)), PlayerConfig(simulations=8))
+    choice = komi_for_play(player, Rules(side=4))
+    assert choice.source == NETWORK and choice.komi == player.choose_komi(Rules(side=4))
+    assert choice.note == f"komi {choice.komi} from the network's own estimate"
+
+
+def test_gtp_answers_the_komi_and_names_its_source_on_stderr():
+    import io
+
+    from catena_zero.play.gtp import GtpEngine
+    from catena_zero.play.gtp_analysis import install_model_commands
+
+    player = atlas_model_player()
+    notes = io.StringIO()
+    engine = GtpEngine(player, rules=Rules(side=4), note_stream=notes)
+    install_model_commands(engine, player)
+    assert engine.handle_line("catena-choose-komi") == "= 10\n\n"
+    assert "catena-zero: komi 10 from the komi atlas" in notes.getvalue()

@@ -1,5 +1,5 @@
 """The solver's check of the model's own moves on solved boards (komi.strength), and how the
-atlas reports a track whose model is too weak for its estimate to stand."""
+atlas reports a track whose player is too weak for its estimate to stand."""
 
 from __future__ import annotations
 
@@ -11,34 +11,32 @@ from catena_zero.arena.agents import RandomAgent
 from catena_zero.komi.atlas import AtlasModel, run_atlas
 from catena_zero.komi.atlas_report import markdown_table
 from catena_zero.komi.config import AtlasConfig
+from catena_zero.komi.outcome import HOLDS, METHOD_ERROR, PLAYER_TOO_WEAK
 from catena_zero.komi.solver_agent import SolverAgent
-from catena_zero.komi.strength import (
-    NOT_STRONG_ENOUGH,
-    exact_miss_note,
-    solver_check,
-    strength_note,
-)
+from catena_zero.komi.strength import solver_check, strength_note
 from catena_zero.mcts import UniformEvaluator
 from catena_zero.rules import Rules
 from tests.komi.test_komi_atlas import CHEAP, exact_model
 
 
 def test_the_solver_itself_plays_only_optimal_moves():
-    check = solver_check(Rules(side=2), SolverAgent(), games=8, min_share=1.0, komi=3)
-    assert check["moves"] > 0 and check["games"] == 8 and check["komi"] == 3
+    check = solver_check(Rules(side=2), SolverAgent(), games=8, min_share=1.0, komis=[2, 3],
+                         min_result_share=1.0)
+    assert check["moves"] > 0 and check["games"] == 8 and check["komis"] == [2, 3]
     assert check["margin_optimal"]["share"] == 1.0 and check["result_keeping"]["share"] == 1.0
+    assert check["black_score"] == {"2": 1.0, "3": 0.0}  # perfect play: the exact 2.5
     assert check["strong_enough"] and strength_note(check) is None
 
 
 def test_random_moves_fall_below_a_high_bar():
-    check = solver_check(Rules(side=2), RandomAgent(), games=8, min_share=0.95, komi=3)
+    check = solver_check(Rules(side=2), RandomAgent(), games=8, min_share=0.95, komis=[3])
     share = check["margin_optimal"]["share"]
     assert 0 < share < 0.95 and not check["strong_enough"]
     low, high = check["margin_optimal"]["interval"]
     assert low <= share <= high
     note = strength_note(check)
-    assert note.startswith(NOT_STRONG_ENOUGH) and f"of {check['moves']} moves" in note
-    assert "bar 95%" in note
+    assert note.startswith(PLAYER_TOO_WEAK) and f"of {check['moves']} moves" in note
+    assert "(bar 95%)" in note and "result-keeping (bar 0%)" in note
 
 
 def test_the_atlas_flags_a_weak_model_on_a_solved_track(tmp_path):
@@ -49,11 +47,12 @@ def test_the_atlas_flags_a_weak_model_on_a_solved_track(tmp_path):
                          strength_games=8, **CHEAP)
     record = run_atlas(config, lambda side: weak, progress=False,
                        log=lambda line: None)["records"]["side2-komi-standard"]
-    assert record["strength"]["komi"] == 2  # the exact fair komi 2.5, rounded half to even
+    assert record["strength"]["komis"] == [2, 3]  # both sides of the exact fair komi 2.5
     assert record["strength"]["margin_optimal"]["share"] < 0.99
-    assert record["strength_note"].startswith(NOT_STRONG_ENOUGH)
+    assert record["strength_note"].startswith(PLAYER_TOO_WEAK)
+    assert record["exact_outcome"] in (HOLDS, PLAYER_TOO_WEAK)
     table = markdown_table({"records": {"side2-komi-standard": record}})
-    assert "model not strong enough (" in table and "too weak for its estimate" in table
+    assert f"| {record['exact_outcome']}" in table
 
 
 def test_a_perfect_model_passes_and_zero_games_skip_the_check(tmp_path):
@@ -63,8 +62,9 @@ def test_a_perfect_model_passes_and_zero_games_skip_the_check(tmp_path):
     model = exact_model()
     record = run_atlas(config, lambda side: model, progress=False,
                        log=lambda line: None)["records"]["side2-double-standard"]
-    assert record["strength"]["komi"] == 0 and record["strength_note"] is None
+    assert record["strength"]["komis"] == [0] and record["strength_note"] is None
     assert record["strength"]["result_keeping"]["share"] == 1.0
+    assert record["exact_outcome"] == HOLDS and record["exact_outcome_note"] is None
     skipped = AtlasConfig(sides=[2], variants=["double/standard"], strength_games=0,
                           output=str(tmp_path / "b.json"),
                           solver_cache=str(tmp_path / "cache.json"), **CHEAP)
@@ -73,7 +73,7 @@ def test_a_perfect_model_passes_and_zero_games_skip_the_check(tmp_path):
     assert record["strength"] is None and record["strength_note"] is None
 
 
-def test_an_interval_that_misses_the_exact_value_is_never_left_unflagged(tmp_path):
+def test_an_interval_that_misses_the_exact_value_is_never_left_unexplained(tmp_path):
     weak = AtlasModel("uniform", "3" * 64,
                       lambda rules: UniformEvaluator(rules.board.num_actions))
     config = AtlasConfig(**CHEAP | {"sides": [2], "variants": ["double/standard"],
@@ -84,24 +84,17 @@ def test_an_interval_that_misses_the_exact_value_is_never_left_unflagged(tmp_pat
                        log=lambda line: None)["records"]["side2-double-standard"]
     assert record["exact"] == 0.0 and record["interval"][0] > 0.0  # random play: Black wins
     assert record["exact_agrees"] is False and record["strength"] is None
-    assert record["strength_note"] == exact_miss_note(record["interval"], 0.0, None)
-    assert record["strength_note"].startswith(NOT_STRONG_ENOUGH)
+    # no solver evidence: the miss is not put on the player but reported as the method's
+    assert record["exact_outcome"] == METHOD_ERROR
+    assert "misses the exact 0 and no solver check ran" in record["exact_outcome_note"]
     table = markdown_table({"records": {"side2-double-standard": record}})
-    assert "| model not strong enough, misses exact |" in table
-
-
-def test_the_exact_miss_note_gives_the_solver_evidence():
-    check = {"moves": 310, "margin_optimal": {"share": 0.912}}
-    note = exact_miss_note([0.38, 0.69], 0.0, check)
-    assert note == (f"{NOT_STRONG_ENOUGH} (its interval [0.38, 0.69] misses the exact 0; "
-                    f"91% of 310 moves margin-optimal)")
-    assert "[15, +inf] misses the exact value: above the range" in exact_miss_note(
-        [15, None], None, None)
+    assert "| method error |" in table and "no solver check ran" in table
 
 
 @pytest.mark.parametrize(("changes", "words"), [
     ({"strength_games": 3}, "even number"), ({"strength_games": -2}, "even number"),
     ({"min_optimal_share": 1.5}, "min_optimal_share"),
+    ({"min_result_share": -0.1}, "min_result_share"),
 ])
 def test_bad_strength_settings_name_the_key(changes, words):
     with pytest.raises(ValueError, match=words):

@@ -60,7 +60,8 @@ def test_auto_komi_and_colour() -> None:
     session = PlaySession(ScriptedPlayer(komi=7, colour=BLACK), Rules(side=3), komi=None,
                           human_colour="auto")
     assert int(session.game.state.komi[0]) == 7 and session.human == WHITE
-    assert session.notes == ["the model chose komi 7", "the model chose black"]
+    assert session.notes == ["the model chose komi 7 from the network's own estimate",
+                             "the model chose black"]
     assert session.model_moves == ["A1"]
 
 
