@@ -37,6 +37,8 @@ class SearchConfig:
     tree_reuse_max_nodes: int = 4096  # a reused subtree larger than this is dropped (memory)
     exact_endgame_cells: int = 0  # leaves with <= this many legal cells get the exact value; 0 off
     leaves_per_call: int = 1  # leaves one tree gathers per network call (virtual visits); 1 off
+    rollout_mix: float = 0.0  # w: a leaf's value is (1-w) network + w random playouts; 0 off
+    rollout_mix_playouts: int = 1  # random playouts per leaf averaged when rollout_mix > 0
 
     def __post_init__(self) -> None:
         if self.algorithm not in ALGORITHMS:
@@ -65,6 +67,11 @@ class SearchConfig:
                  isinstance(self.leaves_per_call, numbers.Integral)
                  and not isinstance(self.leaves_per_call, bool)
                  and self.leaves_per_call >= 1, "an int >= 1")
+        _require(self, "rollout_mix", 0 <= self.rollout_mix <= 1, "in [0, 1]")
+        _require(self, "rollout_mix_playouts",
+                 isinstance(self.rollout_mix_playouts, numbers.Integral)
+                 and not isinstance(self.rollout_mix_playouts, bool)
+                 and self.rollout_mix_playouts >= 1, "an int >= 1")
         _require(self, "exact_endgame_cells",
                  isinstance(self.exact_endgame_cells, numbers.Integral)
                  and not isinstance(self.exact_endgame_cells, bool)

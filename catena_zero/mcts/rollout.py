@@ -51,3 +51,29 @@ class RolloutEvaluator:
                 states.put(index[done], batch.take(done))
                 index, batch = index[~done], batch.take(~done)
         states.put(index, batch)
+
+
+class RolloutMixEvaluator:
+    """The network's evaluation with its value mixed with random playouts, as AlphaGo mixed
+    its value network with fast rollouts: value = (1 - weight) * network + weight * the mean
+    result of `rollouts` uniformly random playouts from the position (side to move's view).
+    The policy, score and ownership stay the network's. A random playout counts every
+    ribbon to the end exactly, which is where a network trained on its own games can be
+    blind; it costs one playout of the batch per leaf."""
+
+    def __init__(self, evaluate_fn, engine, rng: np.random.Generator, weight: float,
+                 rollouts: int = 1) -> None:
+        if not 0 < weight <= 1:
+            raise ValueError(f"rollout mix weight must be in (0, 1], got {weight}")
+        self.evaluate_fn = evaluate_fn
+        self.weight = float(weight)
+        self.rollout = RolloutEvaluator(engine, rng, rollouts)
+
+    def __call__(self, states: GameState) -> Evaluation:
+        evaluation = self.evaluate_fn(states)
+        played_out = self.rollout(states).value  # [B]
+        value = (1.0 - self.weight) * np.asarray(evaluation.value, dtype=np.float64) \
+            + self.weight * played_out
+        return Evaluation(policy_logits=evaluation.policy_logits,
+                          value=value.astype(np.float32), score=evaluation.score,
+                          ownership=evaluation.ownership)
