@@ -157,11 +157,18 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
 
 def read_regular_file(path: str | os.PathLike, max_bytes: int | None = None) -> bytes:
     """The bytes of the regular file at `path`: with `max_bytes`, at most `max_bytes + 1`
-    (so a caller can tell a file that is too large). Anything but a regular file (a FIFO, a
-    device, a directory, a socket) is refused with NotRegularFileError before it is opened
-    for reading; the open does not block either and is checked again, in case the file was
-    swapped between the two looks. Other failures are OSError (FileNotFoundError when there
-    is no file)."""
+    (so a caller can tell a file that is too large). Refused as by `open_regular_file`."""
+    with open_regular_file(path) as handle:
+        return handle.read() if max_bytes is None else handle.read(max_bytes + 1)
+
+
+@contextlib.contextmanager
+def open_regular_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
+    """A buffered binary handle for reading the regular file at `path`. Anything but a
+    regular file (a FIFO, a device, a directory, a socket) is refused with
+    NotRegularFileError before it is opened for reading; the open does not block either and
+    is checked again, in case the file was swapped between the two looks. Other failures are
+    OSError (FileNotFoundError when there is no file)."""
     mode = os.stat(path).st_mode
     if not stat.S_ISREG(mode):
         raise NotRegularFileError(path, file_kind(mode))
@@ -171,16 +178,9 @@ def read_regular_file(path: str | os.PathLike, max_bytes: int | None = None) -> 
         if not stat.S_ISREG(mode):
             raise NotRegularFileError(path, file_kind(mode))
         os.set_blocking(descriptor, True)
-        if max_bytes is None:
-            with os.fdopen(descriptor, "rb", closefd=False) as handle:
-                return handle.read()
-        chunks, remaining = [], max_bytes + 1
-        while remaining > 0:
-            chunk = os.read(descriptor, min(remaining, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
-    finally:
+        handle = os.fdopen(descriptor, "rb")
+    except BaseException:
         os.close(descriptor)
+        raise
+    with handle:
+        yield handle

@@ -10,16 +10,19 @@ Each line of metrics.jsonl is one record::
 kinds: `iteration` (the iteration's scalars: self-play rates, losses, ...), `probe` (the
 strength probe's win rates, `probe/<track>/<baseline>/win_rate`) and `gate` (one gated track
 of one checkpoint: `gate/<track>/win_rate`, `gate/<track>/elo`, `gate/<track>/accepted`).
-Lines are appended whole, one write each; a reader skips a last line cut short by a kill.
-A resumed run first drops the lines of iterations after its checkpoint (rewriting the file
-atomically), as TensorBoard's purge_step does for its events.
+Lines are appended whole, one write each. A resumed run first drops the lines of iterations
+after its checkpoint (rewriting the file atomically), as TensorBoard's purge_step does for
+its events.
 
 A damaged file stops neither a resumed run nor the report: every line is checked (UTF-8,
 JSON, each field's type and range), a bad one is skipped and the first is named in one
 warning line with the count of the others, and a resumed run keeps the file as it was
-beside it (`metrics.jsonl.unreadable`) before rewriting it with the sound records. Only a
-file that cannot be read at all is refused (MetricsError): anything but a regular file (a
-FIFO would block its reader) is never opened for reading, and a resumed run moves it aside.
+beside it (`metrics.jsonl.unreadable`) before rewriting it with the sound records. A last
+line cut short (a kill or a power cut during a write) is damage like any other, and so is a
+line longer than MAX_LINE_BYTES: lines are read with that bound, so however long one is,
+reading it takes no more memory than that (the rest of it is passed over). Only a file that
+cannot be read at all is refused (MetricsError): anything but a regular file (a FIFO would
+block its reader) is never opened for reading, and a resumed run moves it aside.
 
 Gate results reach the log from the gate records in `<run_dir>/gates/` (written by the
 training gate wherever it runs: inline, or in the Ray evaluator actor), read each iteration.
@@ -29,20 +32,21 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from catena_zero.arena.stats import elo_from_score
 from catena_zero.arena.training_gate import read_gate_record
 from catena_zero.data.atomic import (
     NotRegularFileError,
-    atomic_write_bytes,
+    atomic_open,
     atomic_write_text,
-    read_regular_file,
+    open_regular_file,
 )
 
 METRICS_FILE = "metrics.jsonl"
@@ -51,6 +55,9 @@ METRICS_FORMAT_VERSION = 1
 KINDS = ("iteration", "probe", "gate")
 RECORD_FIELDS = ("format", "format_version", "kind", "iteration", "step", "time", "values")
 ELO_LIMIT = 800.0  # a gate won or lost 100% is plotted at +-800 Elo, not at infinity
+# The longest line read: a record of a run with many tracks is a few kilobytes, so a longer
+# line is damage, and reading no more of it than this bounds a reader's memory.
+MAX_LINE_BYTES = 1 << 20
 
 
 class MetricsError(ValueError):
@@ -85,15 +92,14 @@ def warn(message: str) -> None:
 
 @dataclass(frozen=True)
 class MetricsRead:
-    """A metrics file as read: its bytes, the records that are sound (in order, with the
-    record's own fields only), the lines skipped as (line number, problem), and whether its
-    last line was a write cut short by a kill (skipped without a word)."""
+    """A metrics file as read: the records that are sound (in order, with the record's own
+    fields only), the lines skipped as (line number, problem), and whether its last line was
+    read whole with its newline (true of an empty file)."""
 
     path: Path
-    data: bytes
     records: list[dict[str, Any]]
     bad_lines: list[tuple[int, str]]
-    torn: bool
+    ends_with_newline: bool
 
     def warning(self) -> str | None:
         """One line naming the file, the first bad line and its problem, and how many more
@@ -109,12 +115,17 @@ class MetricsRead:
         return line
 
 
-def _read_regular(path: Path) -> bytes | None:
-    """The bytes of the regular file at `path`, None when there is none. Anything else there
-    (a FIFO, a device, a directory) is refused before it is opened for reading: a FIFO with
-    no writer would block the reader for ever (`data.atomic.read_regular_file`)."""
+def read_metrics_file(run_dir: str | Path) -> MetricsRead | None:
+    """The run's metrics.jsonl, line by line (None when there is none). A line that is not
+    UTF-8, not JSON (nested too deeply, say), not a sound record, longer than MAX_LINE_BYTES,
+    or a last line cut short is listed in `bad_lines` and skipped; MetricsError only when
+    the file itself cannot be read (not a regular file, no permission). Anything but a
+    regular file is refused before it is opened for reading: a FIFO with no writer would
+    block the reader for ever (`data.atomic.open_regular_file`)."""
+    path = metrics_path(run_dir)
     try:
-        return read_regular_file(path)
+        with open_regular_file(path) as handle:
+            return _read_lines(path, handle)
     except FileNotFoundError:
         return None
     except NotRegularFileError as error:
@@ -123,34 +134,44 @@ def _read_regular(path: Path) -> bytes | None:
         raise MetricsError(f"{path}: cannot be read ({error.strerror or error})") from None
 
 
-def read_metrics_file(run_dir: str | Path) -> MetricsRead | None:
-    """The run's metrics.jsonl, line by line (None when there is none). A line that is not
-    UTF-8, not JSON (nested too deeply, say) or not a sound record is listed in `bad_lines`
-    and skipped; MetricsError only when the file itself cannot be read (not a regular
-    file, no permission)."""
-    path = metrics_path(run_dir)
-    data = _read_regular(path)
-    if data is None:
-        return None
-    lines = data.split(b"\n")  # a file ending in a newline leaves an empty last piece
-    records, bad_lines, torn = [], [], False
-    for number, raw in enumerate(lines, start=1):
+def _read_lines(path: Path, handle: BinaryIO) -> MetricsRead:
+    records, bad_lines, ends_with_newline = [], [], True
+    for number, raw in enumerate(_bounded_lines(handle), start=1):
+        ends_with_newline = raw is not None and raw.endswith(b"\n")
+        if raw is None:
+            bad_lines.append((number, f"longer than {MAX_LINE_BYTES} bytes"))
+            continue
         if not raw.strip():
             continue
         try:
             record = json.loads(raw.decode("utf-8"))
         except (ValueError, RecursionError) as error:  # UnicodeDecodeError is a ValueError
-            if number == len(lines):  # no newline after it: the write a kill cut short
-                torn = True
-            else:
-                bad_lines.append((number, _undecodable(error)))
+            # No newline after it: the last write, cut short by a kill or a power cut.
+            cut = not raw.endswith(b"\n")
+            bad_lines.append((number, "cut short (the last line, without its newline)" if cut
+                              else _undecodable(error)))
             continue
         problem = record_problem(record)
         if problem is not None:
             bad_lines.append((number, problem))
             continue
         records.append({name: record[name] for name in RECORD_FIELDS})
-    return MetricsRead(path, data, records, bad_lines, torn)
+    return MetricsRead(path, records, bad_lines, ends_with_newline)
+
+
+def _bounded_lines(handle: BinaryIO) -> Iterator[bytes | None]:
+    """The lines of `handle` with their newlines; None for a line longer than
+    MAX_LINE_BYTES, of which no more than that is held at once."""
+    while True:
+        raw = handle.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        if len(raw) <= MAX_LINE_BYTES or raw.endswith(b"\n"):
+            yield raw
+            continue
+        while raw and not raw.endswith(b"\n"):  # pass over the rest of the line
+            raw = handle.readline(MAX_LINE_BYTES)
+        yield None
 
 
 def _undecodable(error: Exception) -> str:
@@ -164,8 +185,8 @@ def _undecodable(error: Exception) -> str:
 def read_metrics(run_dir: str | Path, log: Callable[[str], None] | None = warn
                  ) -> list[dict[str, Any]]:
     """The sound records of a run's metrics.jsonl, in order ([] when there is none). Bad
-    lines are skipped, and said in one line through `log`; a last line cut short by a kill
-    is skipped silently. MetricsError when the file cannot be read at all."""
+    lines (a last line cut short, a line longer than MAX_LINE_BYTES among them) are skipped,
+    and said in one line through `log`. MetricsError when the file cannot be read at all."""
     read = read_metrics_file(run_dir)
     if read is None:
         return []
@@ -243,8 +264,9 @@ def resume_metrics(run_dir: str | Path, start_iteration: int,
     records of iterations up to it and every gate's (the work after it is done again, the
     gates are not); returns the (iteration, track) of the gates kept, logged already.
 
-    Bad lines are dropped with one warning line through `log`, the file as it was kept
-    beside it as metrics.jsonl.unreadable; a last line a kill cut short is dropped silently.
+    Bad lines (a last line cut short among them) are dropped with one warning line through
+    `log`, the file as it was kept beside it as metrics.jsonl.unreadable (copied a piece at
+    a time, so a huge line is never held whole).
     A file that cannot be read at all (a FIFO, a directory, no permission) is moved aside
     to that name unopened and the run logs anew. The file is rewritten (atomically) only
     when something in it is dropped or its last line lacks its newline."""
@@ -262,18 +284,24 @@ def resume_metrics(run_dir: str | Path, start_iteration: int,
             if record["iteration"] <= start_iteration or record["kind"] == "gate"]
     if read.bad_lines:
         try:
-            atomic_write_bytes(aside, read.data)
+            _keep_aside(path, aside)
             kept_as = f"the file as it was is kept as {aside.name}"
         except OSError as error:  # the bad lines are named all the same
             kept_as = f"the file as it was could not be kept as {aside.name} ({error})"
         _say(log, f"{read.warning()}; {kept_as}")
-    # A line cut short, or a last line without its newline, would join the next one appended.
-    if (read.bad_lines or read.torn or len(kept) != len(read.records)
-            or (read.data and not read.data.endswith(b"\n"))):
+    # A last line without its newline would join the next one appended.
+    if read.bad_lines or len(kept) != len(read.records) or not read.ends_with_newline:
         atomic_write_text(path, "".join(json.dumps(record, sort_keys=True) + "\n"
                                         for record in kept))
     return {(record["iteration"], name.split("/")[1])
             for record in kept if record["kind"] == "gate" for name in record["values"]}
+
+
+def _keep_aside(path: Path, aside: Path) -> None:
+    """Copy `path` to `aside` (atomically), a piece at a time: a line of any length is kept
+    without being held whole."""
+    with open_regular_file(path) as source, atomic_open(aside) as target:
+        shutil.copyfileobj(source, target, MAX_LINE_BYTES)
 
 
 def _say(log: Callable[[str], None] | None, line: str) -> None:
@@ -380,7 +408,7 @@ class RunLog:
 
     def write_report(self) -> Path | None:
         """Draw `<run_dir>/report.png`; a failure is said once and does not stop the run."""
-        from catena_zero.pipeline.report import write_report
+        from catena_zero.pipeline.report import write_report  # lazy: report imports this module
 
         try:
             return write_report(self.run_dir, log=self._warn_once)

@@ -72,14 +72,17 @@ def test_a_gate_won_outright_is_plotted_at_a_finite_elo() -> None:
     assert first == {"gate/side3-komi-standard/accepted": 1.0}  # crowned without a match
 
 
-def test_a_torn_last_line_is_skipped_and_a_damaged_line_named(tmp_path) -> None:
+def test_a_torn_last_line_and_a_damaged_line_are_skipped_and_named(tmp_path) -> None:
     log = RunLog(tmp_path, 0, tensorboard=False)
     log.log(1, 4, {"loss/value": 0.5, "nan": float("nan")})
     with open(metrics_path(tmp_path), "a", encoding="utf-8") as handle:
         handle.write('{"format": "catena_zero.run_')  # a kill during the write
     said: list[str] = []
     records = read_metrics(tmp_path, log=said.append)
-    assert len(records) == 1 and records[0]["values"] == {"loss/value": 0.5} and said == []
+    assert len(records) == 1 and records[0]["values"] == {"loss/value": 0.5}
+    assert said == [f"warning: {metrics_path(tmp_path)}:2: cut short (the last line, without "
+                    f"its newline); skipped"]
+    said.clear()
     metrics_path(tmp_path).write_text('{"format": "catena_zero.run_metrics", '
                                       '"format_version": 99, "kind": "iteration", '
                                       '"values": {}}\n{}\n')

@@ -133,17 +133,6 @@ def test_a_resumed_run_skips_each_damage_keeps_the_file_and_logs_on(tmp_path, na
     assert again == []
 
 
-def test_a_torn_last_line_is_dropped_silently_on_resume(tmp_path) -> None:
-    # A kill during the last write: no warning, and the next line does not join it.
-    path = _write(tmp_path, GOOD, GOOD[:20])
-    said: list[str] = []
-    log = RunLog(tmp_path, 5, tensorboard=False, log=said.append)
-    log.log(2, 8, {"loss/policy": 0.25})
-    assert said == [] and not path.with_name("metrics.jsonl.unreadable").exists()
-    assert [record["iteration"] for record in read_metrics(tmp_path, log=said.append)] == [1, 2]
-    assert said == []
-
-
 def test_a_sound_file_is_left_byte_for_byte(tmp_path) -> None:
     path = _write(tmp_path, GOOD, _line(_record("gate", 9)))
     before = path.stat().st_mtime_ns, path.read_bytes()
