@@ -28,20 +28,25 @@ Routes (every API answer is JSON; errors are `{"error": message}` with a 4xx sta
 
 Every request about a game sends the token `/api/new` gave in the `X-Catena-Token` header;
 web_games.py says who owns a game, which games make room for new ones and how games run
-side by side without waiting for each other.
+side by side without waiting for each other. web_guards.py says which Host, Origin and
+Content-Type values the server takes (so another site's page, or a name rebound to this
+machine, changes nothing) and how many requests to the model one client has at once.
 
 Bad requests get a 4xx JSON answer with a message and change nothing: malformed or deeply
 nested JSON, numbers over 18 digits, NaN/Infinity, text that is not UTF-8, wrong types
-(400); a missing or foreign token (403); an unknown game or page (404); another method
-(405 with `Allow`); a request not whole within `request_timeout` (408, or the connection
-is closed); a game busy or a move refused (409; an illegal move adds
-`reason`, the rule it breaks); no Content-Length but a body (411); a
-body over MAX_BODY_BYTES (413); a request head over MAX_HEAD_BYTES (414, 431).
+(400); a missing or foreign token, or an Origin not the server's own (403); an unknown
+game or page (404); another method (405 with `Allow`); a request not whole within
+`request_timeout` (408, or the connection is closed); a game busy or a move refused (409;
+an illegal move adds `reason`, the rule it breaks); no Content-Length but a body (411); a
+body over MAX_BODY_BYTES (413); a POST body not sent as application/json (415); a Host not
+the server's own (421); a client's `thinking_per_client` requests to the model already
+running (429 with `Retry-After`); a request head over MAX_HEAD_BYTES (414, 431).
 http.server's own refusals (bad request line, too many headers, HTTP/2) are answered in
 JSON too. The server says 503 only when it has no room: every game that could make room
-is in a request, every worker is answering, every connection is being answered, or a slow
-request's connection was closed for a newcomer (web_games.py, web_connections.py); a
-server bug answers 500 and the server goes on.
+is in a request or kept, every worker is answering, the model requests of all clients
+fill three quarters of the workers, every connection is being answered, or a slow
+request's connection was closed for a newcomer (web_games.py, web_guards.py,
+web_connections.py); a server bug answers 500 and the server goes on.
 
 Connections (web_connections.py): one thread reads every connection's request as it
 arrives and hands only whole requests to `max_workers` worker threads, so slow clients hold
@@ -58,7 +63,7 @@ import io
 import ipaddress
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -73,6 +78,7 @@ from catena_zero.play.web_connections import (
     SocketWriter,
 )
 from catena_zero.play.web_games import ApiError, PlayService, shown
+from catena_zero.play.web_guards import ModelRequests, OwnOrigins, json_content_type, split_host
 
 STATIC_DIRECTORY = Path(__file__).resolve().parent / "static"
 STATIC_FILES = {
@@ -87,7 +93,6 @@ MAX_NUMBER_DIGITS = 18
 TOKEN_HEADER = "X-Catena-Token"
 GET_ROUTES = ("/api/info", "/api/state", "/api/record", "/api/replay")
 POST_ROUTES = ("/api/new", "/api/move", "/api/swap", "/api/undo", "/api/load")
-RECORD_ROUTES = ("/api/record", "/api/replay", "/api/load")
 
 
 @dataclass
@@ -98,25 +103,33 @@ class ServeConfig:
     games_per_token: int = 4  # games one page (token) holds; its oldest makes room for more
     games_per_address: int = 16  # games one address holds beyond loopback; its least recent goes
     idle_seconds: float = 0.0  # games unused this long may make room (0: any not in a request)
+    keep_seconds: float = 3600.0  # a game its page came back to is kept this long from others
     request_timeout: float = 30.0  # seconds for each whole request, however it trickles in
     max_connections: int = 256  # open at once; when full the slowest waiting one makes room
-    connections_per_address: int = 32  # connections open from one address beyond loopback
+    connections_per_address: int = 16  # connections open from one address beyond loopback
     max_workers: int = 32  # requests answered at once (a thread each); more get 503
+    thinking_per_client: int = 4  # model requests one client has at once; more get 429
+    allowed_hosts: list[str] = field(default_factory=list)  # more names it answers as (a proxy's)
 
     def __post_init__(self) -> None:
         if not isinstance(self.port, int) or not 0 <= self.port <= 65535:
             raise ValueError(f"port must be in 0..65535, got {self.port!r}")
         for name in ("max_games", "games_per_token", "games_per_address", "max_connections",
-                     "connections_per_address", "max_workers"):
+                     "connections_per_address", "max_workers", "thinking_per_client"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be >= 1, got {value!r}")
-        for name in ("idle_seconds", "request_timeout"):
+        for name in ("idle_seconds", "keep_seconds", "request_timeout"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
                 raise ValueError(f"{name} must be a number of seconds >= 0, got {value!r}")
         if not self.request_timeout > 0:
             raise ValueError(f"request_timeout must be > 0, got {self.request_timeout!r}")
+        for name in self.allowed_hosts:
+            split = split_host(name) if isinstance(name, str) else None
+            if split is None or split[1] is not None:
+                raise ValueError(f"allowed_hosts takes host names without a port, got "
+                                 f"{shown(name)}")
 
 
 def parse_body(raw: bytes) -> dict[str, Any]:
@@ -176,7 +189,10 @@ def _no_constant(name: str) -> None:
 class _Handler(BaseHTTPRequestHandler):
     """Answers one whole request, already read by the connection loop (`Request`)."""
 
-    service: PlayService  # set on the subclass made by make_server
+    service: PlayService  # set on the subclass made by make_server, as are the next three
+    origins: OwnOrigins
+    model_requests: ModelRequests
+    limit_addresses: bool
     timeout: float  # the answer's socket timeout, = request_timeout
     request: Request
     server_version = "catena-zero"
@@ -215,6 +231,7 @@ class _Handler(BaseHTTPRequestHandler):
                 query = parse_qs(url.query, max_num_fields=8)
             except ValueError as error:
                 raise ApiError(400, f"malformed path: {error}") from error
+            self.origins.check(self.headers)  # another site's page, DNS rebinding: refused
             route = url.path
             allowed = self._allowed(route)
             if allowed is None:
@@ -230,14 +247,15 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._json(200, self.service.info())
             if route == "/api/state":
                 return self._json(200, self.service.state(query.get("game", [None])[0], token))
-            if route in RECORD_ROUTES:
-                return self._record_route(route, query, token)
-            if route == "/api/new":
-                return self._json(200, self.service.new_game(self._body(), token,
-                                                             self.client_address[0]))
-            change = {"/api/move": self.service.move, "/api/swap": self.service.swap,
-                      "/api/undo": self.service.undo}[route]
-            return self._json(200, change(self._body(), token))
+            # Every refusal that needs no model comes first: the body is read and checked
+            # before a model request takes its client's slot.
+            body = self._body(MAX_RECORD_BODY_BYTES if route == "/api/load" else
+                              MAX_BODY_BYTES) if self.command == "POST" else {}
+            # The slot is given back before the answer goes out: a client that sends its
+            # next request as soon as it has the answer finds it free.
+            with self.model_requests.slot(self._client(token)):
+                data, kind, headers = self._model_route(route, query, body, token)
+            return self._send(200, data, kind, headers)
         except ApiError as error:
             self._json(error.status, {"error": error.message, **error.fields}, error.headers)
         except (ConnectionError, TimeoutError):
@@ -245,19 +263,36 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as error:  # a bug must not take the server down
             self._json(500, {"error": f"internal error: {type(error).__name__}: {error}"})
 
-    def _record_route(self, route: str, query: dict[str, list[str]], token: str | None
-                      ) -> None:
-        """The game record routes: download, replay positions, a new game from a record."""
-        if route == "/api/load":
-            return self._json(200, self.service.load_game(
-                self._body(MAX_RECORD_BODY_BYTES), token, self.client_address[0]))
+    def _client(self, token: str | None) -> tuple[str, str]:
+        """Who counts against one bound of model requests: the address beyond loopback; on
+        loopback the page's token when it has games here, else the address."""
+        address = self.client_address[0]
+        if self.limit_addresses or token is None or not self.service.owns(token):
+            return ("address", address)
+        return ("token", token)
+
+    def _model_route(self, route: str, query: dict[str, list[str]], body: dict[str, Any],
+                     token: str | None) -> tuple[bytes, str, dict[str, str] | None]:
+        """The routes that run the model or wait for a game's model: the answer's body,
+        content type and headers."""
+        address = self.client_address[0]
         game_id = query.get("game", [None])[0]
-        if route == "/api/replay":
-            return self._json(200, self.service.replay(game_id, token))
-        text = self.service.record_text(game_id, token)
-        name = re.sub(r"[^A-Za-z0-9]", "", str(game_id))[:40]
-        self._send(200, text.encode("utf-8"), "application/x-go-sgf; charset=utf-8",
-                   {"Content-Disposition": f'attachment; filename="catena-{name}.sgf"'})
+        if route == "/api/record":
+            text = self.service.record_text(game_id, token)
+            name = re.sub(r"[^A-Za-z0-9]", "", str(game_id))[:40]
+            return (text.encode("utf-8"), "application/x-go-sgf; charset=utf-8",
+                    {"Content-Disposition": f'attachment; filename="catena-{name}.sgf"'})
+        if route == "/api/new":
+            payload = self.service.new_game(body, token, address)
+        elif route == "/api/load":
+            payload = self.service.load_game(body, token, address)
+        elif route == "/api/replay":
+            payload = self.service.replay(game_id, token)
+        else:
+            change = {"/api/move": self.service.move, "/api/swap": self.service.swap,
+                      "/api/undo": self.service.undo}[route]
+            payload = change(body, token)
+        return json.dumps(payload).encode("utf-8"), "application/json", None
 
     @staticmethod
     def _allowed(route: str) -> str | None:
@@ -275,6 +310,7 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(lengths[0]) if lengths else 0
         if length > limit:
             raise ApiError(413, f"request body must be at most {limit} bytes")
+        json_content_type(self.headers)  # a page of another site cannot send this unasked
         raw = self.rfile.read(length) if length else b""  # all there, or the client stopped
         if len(raw) < length:
             raise ApiError(400, f"the request body ended after {len(raw)} of {length} bytes")
@@ -336,10 +372,14 @@ def make_server(player, config: ServeConfig,
         limit_addresses = not listens_on_loopback(server)
     if not limit_addresses:
         server.limits = dataclasses.replace(limits, connections_per_address=None)
+    handler.limit_addresses = limit_addresses
     handler.service = PlayService(
         player, max_games=config.max_games, games_per_token=config.games_per_token,
         games_per_address=config.games_per_address if limit_addresses else None,
-        idle_seconds=config.idle_seconds)
+        idle_seconds=config.idle_seconds, keep_seconds=config.keep_seconds)
+    handler.origins = OwnOrigins(config.host, server.server_address[1], config.allowed_hosts)
+    handler.model_requests = ModelRequests(config.thinking_per_client,
+                                           ModelRequests.bound_of(config.max_workers))
     return server
 
 

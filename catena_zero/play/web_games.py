@@ -13,11 +13,14 @@ Room. At most `max_games` games are kept. A new game makes room, in this order:
   game that is not in a request; a client that sends no token gets a new one each time, so
   this is what keeps one address from taking every slot;
 - a full table replaces the least recently used game that is not in a request (no change,
-  model search or read running in it) and has been unused for `idle_seconds` (0: any).
+  model search or read running in it) and has been unused for `idle_seconds` (0: any) if
+  its page never came back to it after starting it, else for `keep_seconds`.
 Only when no game may go is the new game refused with 503 and `Retry-After`. A game in a
-request is never dropped by another client; with `idle_seconds` above 0 a game between
-moves is kept that long too, at the price that a flood of new games fills the table and
-is refused for that long.
+request is never dropped by another client, nor is a game its page has come back to (a
+move, a read) within `keep_seconds`: a flood of new games replaces the least recently used
+games nobody came back to (its own, once it has made them) and leaves room for a newcomer's
+game until the table holds only kept games. With `idle_seconds` above 0 a new game is kept
+that long too, at the price that a flood fills the table and is refused for that long.
 
 Concurrency. The table has one short lock, never held while the model searches; each game
 has its own lock, held while it changes (the person's move and the model's reply). Reads
@@ -88,6 +91,7 @@ class GameEntry:
     last_used: float = 0.0  # time.monotonic() of its owner's last request
     address: str | None = None  # the client address that made it
     in_use: int = 0  # requests working on it now: while above 0 it never makes room
+    came_back: bool = False  # its page sent a request for it after starting it
     claims: list[dict[str, Any]] = field(default_factory=list)  # the last change's claims
 
 
@@ -96,12 +100,13 @@ class PlayService:
 
     def __init__(self, player, max_games: int = 64, games_per_token: int = 4,
                  idle_seconds: float = 0.0, games_per_address: int | None = None,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, keep_seconds: float = 3600.0):
         self.player = player
         self.max_games = max_games
         self.games_per_token = games_per_token
         self.games_per_address = games_per_address  # None: no bound per address
         self.idle_seconds = idle_seconds
+        self.keep_seconds = keep_seconds
         self.clock = clock
         self.games: OrderedDict[str, GameEntry] = OrderedDict()  # least recently used first
         self.tokens: dict[str, list[str]] = {}  # token -> its game ids, oldest first
@@ -203,10 +208,16 @@ class PlayService:
             return []
         now = self.clock()
         for game_id, entry in self.games.items():  # least recently used first
-            if not entry.in_use and now - entry.last_used >= self.idle_seconds:
+            kept = self.keep_seconds if entry.came_back else self.idle_seconds
+            if not entry.in_use and now - entry.last_used >= kept:
                 return [game_id]
         raise ApiError(503, f"all {self.max_games} games are in play; try again later",
                        {"Retry-After": str(RETRY_AFTER_SECONDS)})
+
+    def owns(self, token: Any) -> bool:
+        """Whether `token` holds games here (the web server counts such a page apart)."""
+        with self.lock:
+            return isinstance(token, str) and token in self.tokens
 
     def _drop(self, game_id: str) -> None:
         entry = self.games.pop(game_id)
@@ -228,6 +239,7 @@ class PlayService:
                 raise ApiError(403, "this game belongs to another page: send its token in "
                                     "the X-Catena-Token header")
             entry.in_use += 1
+            entry.came_back = True
             self._touch(entry)
         try:
             yield entry

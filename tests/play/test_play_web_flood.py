@@ -89,6 +89,30 @@ def test_a_tokenless_flood_leaves_room_for_a_new_client_and_keeps_games_in_a_req
                     token=searching["token"])[0] == 200
 
 
+def test_on_loopback_a_flood_of_new_games_never_replaces_a_game_its_page_came_back_to(
+        ) -> None:
+    with running_server(FakePlayer(), max_games=8) as server:
+        port = server.server_address[1]
+        service = server.RequestHandlerClass.service
+        mine = new_game(port)
+        status, played = call(port, "POST", "/api/move", {"game": mine["game"], "move": "C3"},
+                              token=mine["token"])
+        assert status == 200
+        for _ in range(64):  # each replaces the least recently used game nobody came back to
+            assert call(port, "POST", "/api/new", {"side": 3})[0] == 200
+        assert len(service.games) == 8
+        status, state = call(port, "GET", f"/api/state?game={mine['game']}",
+                             token=mine["token"])
+        assert status == 200 and state["history"] == played["history"]
+        # An hour later it is free to make room (keep_seconds), as games nobody came back
+        # to always were.
+        later = time.monotonic() + 3601
+        service.clock = lambda: later
+        for _ in range(8):
+            assert call(port, "POST", "/api/new", {"side": 3})[0] == 200
+        assert mine["game"] not in service.games
+
+
 def test_beyond_loopback_one_address_cannot_take_other_addresses_games() -> None:
     with running_server(FakePlayer(), limit_addresses=True, max_games=8,
                         games_per_address=3) as server:

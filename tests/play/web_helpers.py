@@ -158,11 +158,15 @@ def raw_request(port: int, data: bytes, half_close: bool = True,
 def request_bytes(method: str, path: str, body: bytes = b"",
                   headers: dict[str, str] | None = None, version: str = "HTTP/1.1",
                   length: int | None = None) -> bytes:
-    """A request as bytes; `length` overrides the Content-Length sent."""
+    """A request as bytes; `length` overrides the Content-Length sent. A POST says its
+    body is JSON unless `headers` name a Content-Type (the server takes no other)."""
     lines = [f"{method} {path} {version}", f"Host: {LOOPBACK}"]
     if body or length is not None:
         lines.append(f"Content-Length: {len(body) if length is None else length}")
-    lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
+    headers = dict(headers or {})
+    if method == "POST" and not any(name.lower() == "content-type" for name in headers):
+        headers["Content-Type"] = "application/json"
+    lines += [f"{name}: {value}" for name, value in headers.items()]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8") + body
 
 
