@@ -50,6 +50,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import fnmatch
+import hashlib
 import json
 import sys
 import time
@@ -67,7 +68,6 @@ from catena_zero.data.atomic import atomic_write_text
 from catena_zero.export.evaluator import read_model_network
 from catena_zero.export.model_file import read_metadata
 from catena_zero.export.ratings import Ratings, elo_from_record, write_ratings
-from catena_zero.komi.atlas import file_sha256
 from catena_zero.komi.strength import OptimalityProbe
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.play.bundled import bundled_model_path
@@ -285,7 +285,7 @@ def player_record(spec: str, search: SearchConfig | None) -> dict:
     record: dict[str, Any] = {"spec": spec}
     if kind in ("model", "checkpoint"):
         record["file"] = path
-        record["sha256"] = file_sha256(path)
+        record["sha256"] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
         record["search"] = None if search is None else dataclasses.asdict(search)
     elif kind == "uct":
         record["search"] = {"algorithm": "uct", "playouts": int(path)}

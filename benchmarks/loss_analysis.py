@@ -341,12 +341,16 @@ def draw_gallery(rules, positions, games, losses, count: int, folder: Path) -> l
             continue
         ply = loss["last_model_ply"]
         states = positions[ply].take(np.array([loss["game"]]))
-        marks = {rules.board.parse_action(loss["deep"]["played"]): "played"}
-        if not loss["deep"]["agrees"]:
-            marks[rules.board.parse_action(loss["deep"]["deep_choice"])] = "deep"
+        # The button is no cell: a move of it shows in the title only.
+        marks = {}
+        for key, kind in (("played", "played"), ("deep_choice", "deep")):
+            action = rules.board.parse_action(loss["deep"][key])
+            if action < rules.board.num_cells and action not in marks:
+                marks[action] = kind
         path = folder / f"loss-{loss['game']:03d}-ply{ply:02d}.png"
         title = (f"game {loss['game']} vs {loss['opponent']}, ply {ply + 1}, model "
-                 f"{loss['model_colour']}; {loss['phase']}")
+                 f"{loss['model_colour']}; {loss['phase']}\nplayed {loss['deep']['played']} "
+                 f"(red), deep search {loss['deep']['deep_choice']} (green)")
         draw_board(rules, states.stones[0], marks, title, path)
         drawn.append({"game": loss["game"], "ply": ply, "file": str(path)})
     return drawn
