@@ -7,10 +7,13 @@ file:
 
 - one fixed file (`--model FILE`): it plays every side 2..10 and variant, whatever it was
   trained on (a network's weights have no grid-dependent tensor);
-- else, for each track (side x variant), the bundled model with the best recorded rating on
-  that track in `models/ratings.json` (`catena_zero.play.bundled_ratings`: every bundled
-  model's Elo per track against one common reference player), so a model bundled for a few
-  tracks plays exactly those where it is the strongest;
+- else, for each track (side x variant), the bundled model chosen by its recorded ratings
+  on that track in `models/ratings.json` (`catena_zero.play.bundled_ratings`): where some
+  bundled file has an Elo against the anchor players (uct:N, uct:200 = 0), the track's
+  recorded player stays unless another file's lead over it is significant (the
+  replacement rule, `catena_zero.play.replacement`); elsewhere, the highest Elo against
+  the one-ply greedy player. A model bundled for a few tracks plays exactly those where it
+  is the strongest;
 - on a track no bundled model is rated on: the size-general `general.pt` when installed
   (it plays every side), else the per-side champion `side<N>.pt` of the side; a bundled file
   of any other name plays only where it is rated best (an earlier model kept for the tracks
@@ -30,6 +33,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from catena_zero.arena.anchored_elo import FIXED_ANCHOR
 from catena_zero.export.model_file import ModelFile, ModelFileError, load_model_file
 from catena_zero.play.bundled_ratings import RATINGS_NAME, BundledRatings, read_bundled_ratings
 from catena_zero.rules import Rules, Track
@@ -72,9 +76,10 @@ def bundled_sides() -> list[int]:
 
 def choose_model(track: Track, ratings: BundledRatings | None, available: list[str],
                  ) -> str | None:
-    """The file name (of `available`) that plays `track`: the best rated on it, else
-    general.pt, else side<N>.pt of its side; None when none plays it."""
-    best = ratings.best(track, available) if ratings is not None else None
+    """The file name (of `available`) that plays `track`: the one its ratings choose
+    (anchored where any of them is, else by greedy Elo), else general.pt, else side<N>.pt
+    of its side; None when none plays it."""
+    best = ratings.choice(track, available) if ratings is not None else None
     if best is not None:
         return best
     if GENERAL_MODEL_NAME in available:
@@ -118,8 +123,9 @@ class ModelLibrary:
     def available(self) -> list[str]:
         """The bundled model files present: general.pt, side<N>.pt by side, then any other
         `.pt` file by name, which plays only the tracks the ratings table rates it strictly
-        best on (a model kept for a few tracks where it is still the strongest; a tie goes
-        to the file listed first). Hidden files (a write in progress) are not models."""
+        best on (a model kept for a few tracks where it is still the strongest; a tie of
+        greedy Elos goes to the file listed first, one of anchored Elos by the replacement
+        rule). Hidden files (a write in progress) are not models."""
         directory = self.bundled_directory()  # a missing directory globs to nothing
         present = {path.name for path in directory.glob("*.pt")
                    if path.is_file() and not path.name.startswith(".")}
@@ -161,8 +167,12 @@ class ModelLibrary:
         meta = model.metadata
         steps = "" if meta.training_steps is None else f", {meta.training_steps} steps"
         table = self.ratings() if self.fixed is None else None
+        anchored = table.anchored_elo(model.path.name, track) if table is not None else None
         rating = table.elo(model.path.name, track) if table is not None else None
-        if rating is not None:
+        if anchored is not None and table.decide(track, self.available()) is not None:
+            value, low, high = anchored
+            elo = f"Elo {value:.0f} [{low:.0f}, {high:.0f}] on {track} ({FIXED_ANCHOR} = 0)"
+        elif rating is not None:
             elo = f"Elo {rating:.0f} on {track} ({table.short_reference})"
         elif len(meta.tracks) == 1:
             elo = "unrated" if meta.elo is None else f"Elo {meta.elo:.0f}"

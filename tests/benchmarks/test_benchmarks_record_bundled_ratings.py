@@ -1,9 +1,11 @@
-"""benchmarks.record_bundled_ratings: Elos from a ratings file or a model file, a rename
-that moves a bundled file's Elos to its new name, and a drop of a model that plays no track;
+"""benchmarks.record_bundled_ratings: Elos from a ratings file or a model file, anchor
+records from a general_targets report of the bundled file and anchor matches, a rename that
+moves a bundled file's Elos to its new name, and a drop of a model that plays no track;
 refusals leave the table as it was."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 
@@ -11,6 +13,7 @@ import pytest
 
 from benchmarks import record_bundled_ratings
 from catena_zero.export.metadata import ModelFileError
+from catena_zero.export.ratings import elo_from_record
 from catena_zero.play.bundled import ModelLibrary
 from catena_zero.play.bundled_ratings import (
     RATINGS_NAME,
@@ -69,6 +72,11 @@ def test_the_command_renames_a_bundled_file_s_entry(table, capsys) -> None:
     ["general.pt", "--rename", "absent.pt"],                       # no such bundled file
     ["general.pt", "--rename", "general-old.pt", "--from-model"],  # two sources at once
     ["general.pt"],                                                # none
+    ["general.pt", "--from-model", "--replace"],                   # --replace alone
+    ["--anchor-match", "6/komi/standard", "uct:1000", "uct:200", "12-3"],   # not W-D-L
+    ["--anchor-match", "6/komi/standard", "uct:1000", "uct:200", "0-0-0"],  # no game
+    ["--anchor-match", "6/komi/standard", "greedy", "uct:200", "1-0-1"],    # no anchor
+    ["general.pt", "--anchor-match", "6/komi/standard", "uct:1000", "uct:200", "1-0-1"],
 ])
 def test_the_command_refuses_in_one_line_and_changes_nothing(table, capsys,
                                                              arguments) -> None:
@@ -154,3 +162,88 @@ def test_the_command_drops_a_model_that_plays_nothing_and_refuses_one_that_plays
     assert "Elos of general-old.pt are dropped" in capsys.readouterr().out
     assert set(read_bundled_ratings(table).models) == {"general.pt", "general-best.pt",
                                                        "side4.pt"}
+
+
+def _report(path, model_path, matches: dict, sha256: str | None = None):
+    """A general_targets report of `model_path`: matches {name: (track, opponent, W, D, L)},
+    each player named as general_targets names it."""
+    from benchmarks.general_targets import FORMAT, FORMAT_VERSION, player_record
+    from catena_zero.mcts.config import SearchConfig
+
+    model_player = player_record(f"model:{model_path}", SearchConfig())
+    if sha256 is not None:
+        model_player["sha256"] = sha256
+    report = {"format": FORMAT, "format_version": FORMAT_VERSION, "model": str(model_path),
+              "model_player": model_player,
+              "settings": {"games": 200, "simulations": 128, "seed": 0, "komi": {}},
+              "matches": {name: {"name": name, "track": track, "opponent": opponent,
+                                 "komi": 7, "komi_source": "given", "games": sum(counts),
+                                 "result": {"wins": counts[0], "draws": counts[1],
+                                            "losses": counts[2]},
+                                 "opponent_player": player_record(opponent, None)}
+                          for name, (track, opponent, *counts) in matches.items()}}
+    path.write_text(json.dumps(report))
+    return path
+
+
+MATCHES = {"side6-greedy": ("6/komi/standard", "greedy", 199, 0, 1),
+           "side6-uct200": ("6/komi/standard", "uct:200", 150, 0, 50),
+           "side6-uct1000": ("6/komi/standard", "uct:1000", 90, 2, 108),
+           "side8-uct200": ("8/komi/standard", "uct:200", 160, 0, 40)}
+
+
+def test_the_command_records_a_report_s_anchor_matches_and_decides_the_tracks(
+        table, capsys) -> None:
+    _bundle(table, ["general.pt", "side4.pt"])
+    greedy = read_bundled_ratings(table).models
+    report = _report(table.parent / "targets.json", table.parent / "general.pt", MATCHES)
+    assert record_bundled_ratings.main(["general.pt", "--targets", str(report), "--table",
+                                        str(table)]) == 0
+    out = capsys.readouterr().out
+    assert "general.pt: 3 anchor records on 2 tracks" in out
+    assert "6/komi/standard: first choice general.pt (Elo " in out
+    recorded = read_bundled_ratings(table)
+    assert recorded.models == greedy  # the greedy Elos as they were
+    model = recorded.anchors.models["general.pt"]
+    assert model.search["num_simulations"] > 0 and len(model.sha256) == 64
+    assert {str(track): sorted(by_anchor) for track, by_anchor in model.records.items()} == {
+        "6/komi/standard": ["uct:1000", "uct:200"], "8/komi/standard": ["uct:200"]}
+    assert ModelLibrary(directory=table.parent).choice(Track(8, "komi", "standard")) == \
+        "general.pt"
+    # the anchor's own match places uct:1000 on side 6
+    assert record_bundled_ratings.main(["--anchor-match", "6/komi/standard", "uct:1000",
+                                        "uct:200", "120-0-80", "--table", str(table)]) == 0
+    assert "uct:1000 against uct:200 on 6/komi/standard: 120-0-80" in capsys.readouterr().out
+    elos = json.loads(table.read_text())["anchor_elos"]["6/komi/standard"]
+    assert abs(elos["uct:1000"]["elo"] - elo_from_record(120, 0, 80)) < 0.01
+
+
+@pytest.mark.parametrize("problem", ["another file", "no anchor", "no model_player",
+                                     "not JSON"])
+def test_a_report_that_cannot_rate_the_bundled_file_is_refused_in_one_line(
+        table, capsys, problem) -> None:
+    _bundle(table, ["general.pt"])
+    path = table.parent / "targets.json"
+    model = table.parent / "general.pt"
+    if problem == "another file":
+        _report(path, model, MATCHES, sha256="0" * 64)
+        expected = "played the file of SHA-256 0000000000000000..., the bundled general.pt"
+    elif problem == "no anchor":
+        _report(path, model, {"side6-greedy": MATCHES["side6-greedy"]})
+        expected = "has no match against an anchor"
+    elif problem == "no model_player":
+        _report(path, model, MATCHES)
+        report = json.loads(path.read_text())
+        del report["model_player"]
+        path.write_text(json.dumps(report))
+        expected = "names no model file SHA-256"
+    else:
+        path.write_text("{")
+        expected = "unreadable"
+    text = table.read_text()
+    assert record_bundled_ratings.main(["general.pt", "--targets", str(path), "--table",
+                                        str(table)]) == 1
+    error = capsys.readouterr().err
+    assert error.startswith("record_bundled_ratings: --targets ") and error.count("\n") == 1
+    assert expected in error
+    assert table.read_text() == text

@@ -140,7 +140,7 @@ def test_the_shipped_choice_follows_the_shipped_ratings() -> None:
     (b"\xff\xfe", "not UTF-8 JSON"),
     (b"[]", "must be a JSON object"),
     (b'{"format": "x"}', "format must be"),
-    (b'{"format": "catena_zero.bundled_ratings", "format_version": 2}', "format_version"),
+    (b'{"format": "catena_zero.bundled_ratings", "format_version": 3}', "format_version"),
     (json.dumps({"format": "catena_zero.bundled_ratings", "format_version": 1,
                  "reference": "r", "models": {"../x.pt": {}}}).encode(), "plain .pt"),
     (json.dumps({"format": "catena_zero.bundled_ratings", "format_version": 1,
