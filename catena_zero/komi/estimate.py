@@ -14,7 +14,7 @@ import dataclasses
 import numpy as np
 
 from catena_zero.komi.config import NetworkEstimateConfig
-from catena_zero.komi.fair import empty_board_values, estimate_fair_komi
+from catena_zero.komi.fair import estimate_fair_komi
 from catena_zero.mcts import Evaluation, RolloutEvaluator, SearchConfig, search
 from catena_zero.rules import Engine, GameState, Rules
 
@@ -68,14 +68,3 @@ def agent_fair_komi(rules: Rules, agent, config: NetworkEstimateConfig, seed: in
         result["network_fair_komi"] = estimate_fair_komi(engine, evaluate_fn)
     return result
 
-
-def empty_board_value_curve(rules: Rules, agent, config: NetworkEstimateConfig,
-                            komi_values, seed: int = 0) -> np.ndarray | None:
-    """The searched root value at the empty board for each komi (for plots).  # [K]"""
-    engine = Engine(rules)
-    setup = estimator_setup(agent, engine, config, seed)
-    if setup is None:
-        return None
-    evaluate_fn, search_config, _ = setup
-    searched = SearchedEvaluator(engine, evaluate_fn, search_config, seed)
-    return empty_board_values(engine, searched, komi_values)
