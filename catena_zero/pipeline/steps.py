@@ -383,7 +383,10 @@ def loop_state_of(checkpoint: Checkpoint) -> LoopState:
 
 
 def save_loop_checkpoint(config: TrainLoopConfig, trainer: Trainer, state: LoopState,
-                         checkpoint_dir: Path, generators) -> Path:
+                         checkpoint_dir: Path, generators,
+                         log: Callable[[str], None] = warn) -> Path:
+    """Save the loop's checkpoint; a name held by something that is not a regular file (a
+    directory, a FIFO) is left as it is, the checkpoint saved beside it and a line said."""
     extra = {"fair_komi": state.fair_komi, "fair_komis": dict(state.fair_komis),
              "track_iterations": dict(state.track_iterations),
              "track_seconds": dict(state.track_seconds),
@@ -391,7 +394,7 @@ def save_loop_checkpoint(config: TrainLoopConfig, trainer: Trainer, state: LoopS
     return save_checkpoint(checkpoint_dir, trainer, state.counters,
                            config=config.resolved_config, rules=rules_dict(config),
                            generators=generators, extra=extra,
-                           keep=config.loop.keep_checkpoints)
+                           keep=config.loop.keep_checkpoints, log=log)
 
 
 def run_tracks(config: TrainLoopConfig) -> list[Track]:

@@ -8,6 +8,11 @@ never overwritten in place. `load_checkpoint` refuses a truncated, corrupt, fore
 wrong-version file with `CheckpointError` (one line naming the file and the problem) before
 anything is restored; `load_latest_intact_checkpoint` falls back past damaged newest files.
 
+Something other than a regular file under a checkpoint's name (a directory, a FIFO, a
+symbolic link loop) is never read, replaced or deleted: resuming names it and passes over
+it, and a save whose name it holds goes to `checkpoint-step<step>-iter<iteration>-2.pt`
+(then -3, ...), which sorts right after it.
+
 Example (what `train_loop` does)::
 
     from catena_zero.train import (Counters, Trainer, build_network, latest_checkpoint,
@@ -39,6 +44,7 @@ import os
 import random
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,13 +52,21 @@ from typing import Any
 import numpy as np
 import torch
 
-from catena_zero.data.atomic import atomic_open
+from catena_zero.data.atomic import (
+    NotRegularFileError,
+    atomic_open,
+    read_regular_file,
+    write_target,
+)
 from catena_zero.network.model import PolicyValueNet
 from catena_zero.train.trainer import Trainer
 
 CHECKPOINT_FORMAT_VERSION = 2
 MAGIC = b"CATENA-ZERO-CHECKPOINT\n"
-CHECKPOINT_PATTERN = re.compile(r"^checkpoint-step(\d{9,})-iter(\d{6,})\.pt$")
+# The name of a checkpoint; a second one of the same step and iteration, saved where the
+# first name is held by something that is not a regular file, ends "-2.pt" (then "-3.pt", ...).
+CHECKPOINT_PATTERN = re.compile(r"^checkpoint-step(\d{9,})-iter(\d{6,})(?:-(\d+))?\.pt$")
+MAX_NAME_VARIANTS = 100
 # Version 2 added "ema_model" (the averaged weights, or None); version 1 files still load.
 _PAYLOAD_KEYS = {
     1: {"model", "optimizer", "trainer_step", "counters", "rng_states", "config", "network",
@@ -167,21 +181,31 @@ def restore_rng_states(
         generator.bit_generator.state = _unplain(states["generators"][name])
 
 
-def checkpoint_filename(step: int, iteration: int) -> str:
-    return f"checkpoint-step{step:09d}-iter{iteration:06d}.pt"
+def checkpoint_filename(step: int, iteration: int, variant: int = 1) -> str:
+    """The file name of a checkpoint; `variant` 2, 3, ... names the one saved where the
+    names before it are held by something that is not a regular file."""
+    suffix = "" if variant == 1 else f"-{variant}"
+    return f"checkpoint-step{step:09d}-iter{iteration:06d}{suffix}.pt"
 
 
-def list_checkpoints(directory: str | os.PathLike) -> list[Path]:
-    """Checkpoint files in `directory`, oldest first by (step, iteration); never temp files."""
-    directory = Path(directory)
+def _named_checkpoints(directory: Path) -> list[Path]:
+    """Everything in `directory` with a checkpoint's name, regular file or not, oldest first
+    by (step, iteration, variant)."""
     if not directory.is_dir():
         return []
     found = []
     for path in directory.iterdir():
         match = CHECKPOINT_PATTERN.match(path.name)
-        if match and path.is_file():
-            found.append(((int(match.group(1)), int(match.group(2))), path))
+        if match:
+            key = (int(match.group(1)), int(match.group(2)), int(match.group(3) or 1))
+            found.append((key, path))
     return [path for _, path in sorted(found)]
+
+
+def list_checkpoints(directory: str | os.PathLike) -> list[Path]:
+    """Checkpoint files in `directory`, oldest first by (step, iteration); never temp files,
+    nor what has a checkpoint's name but is not a regular file (a directory, a FIFO)."""
+    return [path for path in _named_checkpoints(Path(directory)) if path.is_file()]
 
 
 def latest_checkpoint(directory: str | os.PathLike) -> Path | None:
@@ -200,13 +224,16 @@ def save_checkpoint(
     generators: dict[str, np.random.Generator] | None = None,
     extra: dict[str, Any] | None = None,
     keep: int = 3,
+    log: Callable[[str], None] | None = None,
 ) -> Path:
     """Write a new checkpoint atomically into `directory`; returns its path.
 
     `counters.step` is set from `trainer.step`. `config` (e.g. the resolved config as a dict
     or YAML text), `rules` and `extra` must be plain data (dicts, lists, str, numbers, bool,
     None, numpy arrays; tensors too in `extra`). The `keep` newest checkpoint files are kept
-    and older ones deleted (0 keeps all); the new file is never among the deleted.
+    and older ones deleted (0 keeps all); the new file is never among the deleted. When the
+    checkpoint's name is held by something that is not a regular file, that is left as it is
+    and the checkpoint is saved under the next free variant of the name, said through `log`.
     """
     if not isinstance(trainer.net, PolicyValueNet):
         raise ValueError(f"save_checkpoint needs a PolicyValueNet, got {type(trainer.net)}")
@@ -235,7 +262,7 @@ def save_checkpoint(
     )
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / checkpoint_filename(counters.step, counters.iteration)
+    path = _save_path(directory, counters.step, counters.iteration, log)
     with atomic_open(path) as handle:
         handle.write(header)
         handle.write(body)
@@ -244,6 +271,26 @@ def save_checkpoint(
             if old != path:
                 old.unlink(missing_ok=True)
     return path
+
+
+def _save_path(directory: Path, step: int, iteration: int,
+               log: Callable[[str], None] | None) -> Path:
+    """The first name of the checkpoint (step, iteration) that a save may write: free, or a
+    regular file (a damaged checkpoint a resumed run passed over is replaced)."""
+    for variant in range(1, MAX_NAME_VARIANTS + 1):
+        path = directory / checkpoint_filename(step, iteration, variant)
+        try:
+            write_target(path)
+        except NotRegularFileError as error:
+            if variant == 1:
+                first = path, error.kind
+            continue
+        if variant > 1 and log is not None:
+            log(f"warning: {first[0]} is {first[1]}, not a checkpoint file; left as it is, "
+                f"this checkpoint is saved as {path.name}")
+        return path
+    raise NotRegularFileError(directory / checkpoint_filename(step, iteration),
+                              f"{first[1]}, and so are {MAX_NAME_VARIANTS - 1} variants")
 
 
 def _to_cpu(value: Any) -> Any:
@@ -299,10 +346,11 @@ def load_checkpoint(path: str | os.PathLike | None, map_location: str = "cpu") -
 
 
 def _read_file(path: Path) -> bytes:
-    if path.is_dir():
-        raise CheckpointError(f"checkpoint {path}: is a directory, not a checkpoint file")
-    try:
-        data = path.read_bytes()
+    try:  # never opened for a blocking read when it is not a regular file (a FIFO)
+        data = read_regular_file(path)
+    except NotRegularFileError as error:
+        raise CheckpointError(f"checkpoint {path}: is {error.kind}, not a checkpoint "
+                              f"file") from None
     except OSError as error:
         raise CheckpointError(f"checkpoint {path}: cannot read "
                               f"({error.strerror or type(error).__name__})") from None
@@ -349,11 +397,13 @@ def _first_line(error: BaseException) -> str:
 def load_latest_intact_checkpoint(directory: str | os.PathLike
                                   ) -> tuple[Checkpoint | None, list[str]]:
     """The newest checkpoint in `directory` that loads, and one line for each newer file that
-    did not (newest first), naming it and its problem: a damaged newest file falls back to
-    the one before it. (None, []) when the directory holds no checkpoint; CheckpointError
-    (one line naming every damaged file) when it holds some but none is intact."""
+    did not (newest first), naming it and its problem: a damaged newest file, or something
+    with a checkpoint's name that is not a regular file (a directory, a FIFO: never read),
+    falls back to the one before it. (None, []) when the directory holds no checkpoint;
+    CheckpointError (one line naming every damaged file) when it holds some but none is
+    intact."""
     refused: list[str] = []
-    for path in reversed(list_checkpoints(directory)):
+    for path in reversed(_named_checkpoints(Path(directory))):
         try:
             return load_checkpoint(path), refused
         except CheckpointError as error:

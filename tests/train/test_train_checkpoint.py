@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import random
+import threading
 
 import numpy as np
 import pytest
@@ -26,6 +28,7 @@ from catena_zero.train import (
     save_checkpoint,
 )
 from catena_zero.train import checkpoint as checkpoint_module
+from catena_zero.train.checkpoint import checkpoint_filename, load_latest_intact_checkpoint
 from tests.data.test_data_samples import random_samples
 from tests.train.test_train_trainer import tiny_net
 
@@ -325,3 +328,78 @@ def test_a_general_net_round_trips_and_old_weights_fit_it(tmp_path) -> None:
         with torch.no_grad():
             assert torch.equal(general(planes, globals_).policy_logits,
                                old_net(planes, globals_).policy_logits)
+
+
+def _make_special(path, kind: str) -> None:
+    if kind == "a directory":
+        path.mkdir()
+    elif kind == "a FIFO":
+        os.mkfifo(path)
+    else:  # a symbolic link loop
+        path.symlink_to(path)
+
+
+def _still_special(path, kind: str) -> bool:
+    if kind == "a directory":
+        return path.is_dir() and not any(path.iterdir())
+    if kind == "a FIFO":
+        return path.is_fifo()
+    return path.is_symlink() and os.readlink(path) == str(path)
+
+
+def _without_blocking(call, seconds: float = 30.0):
+    """call()'s result; fails the test instead of hanging when it blocks (on a FIFO)."""
+    outcome: dict = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as error:  # noqa: BLE001 - handed to the test
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), "blocked"
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+@pytest.mark.parametrize("kind", ["a directory", "a FIFO", "a symbolic link loop"])
+def test_a_special_file_at_the_newest_checkpoint_name_is_named_passed_over_and_kept(
+        tmp_path, kind) -> None:
+    trainer = trained_trainer(1)
+    first = save_checkpoint(tmp_path, trainer, Counters(iteration=1), config={}, rules=RULES)
+    trainer.step += 1
+    newest = tmp_path / checkpoint_filename(trainer.step, 2)
+    _make_special(newest, kind)
+    checkpoint, refused = _without_blocking(lambda: load_latest_intact_checkpoint(tmp_path))
+    assert checkpoint.path == first and len(refused) == 1
+    assert refused[0].startswith(f"checkpoint {newest}: ")
+    if kind != "a symbolic link loop":
+        assert refused[0] == f"checkpoint {newest}: is {kind}, not a checkpoint file"
+    # The iteration done again is saved beside it, under a name that sorts after it.
+    said: list[str] = []
+    saved = save_checkpoint(tmp_path, trainer, Counters(iteration=2), config={}, rules=RULES,
+                            keep=1, log=said.append)
+    assert saved == tmp_path / checkpoint_filename(trainer.step, 2).replace(".pt", "-2.pt")
+    assert said == [f"warning: {newest} is {kind}, not a checkpoint file; left as it is, "
+                    f"this checkpoint is saved as {saved.name}"]
+    assert _still_special(newest, kind)
+    assert list_checkpoints(tmp_path) == [saved] and latest_checkpoint(tmp_path) == saved
+    checkpoint, refused = load_latest_intact_checkpoint(tmp_path)
+    assert checkpoint.path == saved and checkpoint.counters.iteration == 2 and refused == []
+    trainer.step += 1
+    third = save_checkpoint(tmp_path, trainer, Counters(iteration=3), config={}, rules=RULES,
+                            keep=0, log=said.append)
+    assert list_checkpoints(tmp_path) == [saved, third] and len(said) == 1
+    assert _still_special(newest, kind)
+
+
+def test_a_fifo_named_as_a_checkpoint_is_refused_without_blocking(tmp_path) -> None:
+    fifo = tmp_path / "checkpoint.pt"
+    os.mkfifo(fifo)
+    with pytest.raises(CheckpointError) as caught:
+        _without_blocking(lambda: load_checkpoint(fifo))
+    assert str(caught.value) == f"checkpoint {fifo}: is a FIFO, not a checkpoint file"
