@@ -154,6 +154,7 @@ def ladder_pairings(players: list[Player], config: LadderConfig, seed: int = 0
 def checkpoint_fair_komi(path: str | Path, track: Track) -> float | None:
     """The fair-komi estimate of `track` a training checkpoint stored (its `fair_komis`, or
     its `fair_komi` when the checkpoint's run played this track alone); None without one."""
+    # lazy: torch (seconds to import), loaded only for a ladder of checkpoints
     from catena_zero.train.checkpoint import load_checkpoint
 
     checkpoint = load_checkpoint(path)

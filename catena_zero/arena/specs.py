@@ -28,8 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from catena_zero.arena import agents
 from catena_zero.arena.registry import ChampionRegistry, Track
-from catena_zero.rules import Rules
+from catena_zero.mcts.config import SearchConfig
+from catena_zero.rules import NUM_GLOBALS, NUM_PLANES, Engine, Rules
 
 SPEC_KINDS = ("random", "greedy", "uct", "checkpoint", "model", "champion")
 NETWORK_KINDS = ("checkpoint", "model")  # spec kinds naming a network file
@@ -153,8 +155,6 @@ class AgentFactory:
         """The agent of `spec`. temperature > 0: checkpoint agents sample every move from
         their visit counts ** (1 / temperature) (for openings) instead of playing the best."""
         parsed = spec if isinstance(spec, AgentSpec) else parse_agent_spec(spec)
-        from catena_zero.arena import agents
-
         if parsed.kind == "random":
             agent = agents.RandomAgent()
         elif parsed.kind == "greedy":
@@ -183,16 +183,12 @@ class AgentFactory:
     def _search_config(self) -> Any:
         if self.search_config is not None:
             return self.search_config
-        from catena_zero.mcts.config import SearchConfig
-
         return SearchConfig()
 
     def evaluator(self, path: str) -> Any:
         """A NetworkEvaluator of these rules for the checkpoint or model file at `path` (its
         network loaded once for this factory and those of `for_rules`)."""
         if self._engine is None:
-            from catena_zero.rules import Engine
-
             self._engine = Engine(self.rules)
         evaluator = self._networks.evaluator(path, self._engine, self.device)
         note = self._networks.network(path).note(self.rules, path)
@@ -223,6 +219,7 @@ class _NetworkCache:
         return self.models[str(Path(path).resolve())]
 
     def evaluator(self, path: str | os.PathLike, engine: Any, device: str) -> Any:
+        # lazy: torch (seconds to import), loaded only once a network plays
         from catena_zero.selfplay.evaluator import NetworkEvaluator
 
         key = str(Path(path).resolve())
@@ -252,6 +249,7 @@ def read_network_file(path: str | os.PathLike, device: str = "auto",
 
     A model file needs `model_reader`; without one it is refused (CheckpointError, one line).
     Other refusals as `load_checkpoint_model` and the reader's."""
+    # lazy: torch (seconds to import), loaded only once a network is read
     from catena_zero.train.checkpoint import CheckpointError
 
     if network_file_kind(path) == "model":
@@ -270,6 +268,7 @@ def load_checkpoint_model(path: str | os.PathLike, device: str = "auto",
     Refuses (CheckpointError, a ValueError, one line naming the file) a missing or damaged
     file or a network the observation cannot feed (`check_network_inputs`).
     """
+    # lazy: torch (seconds to import), loaded only once a network is read
     from catena_zero.network import InferenceModel
     from catena_zero.train.checkpoint import CheckpointError, load_checkpoint
 
@@ -283,16 +282,6 @@ def load_checkpoint_model(path: str | os.PathLike, device: str = "auto",
     return InferenceModel(net, device, precision=precision)
 
 
-def load_checkpoint_evaluator(path: str | os.PathLike, rules: Rules, device: str = "auto") -> Any:
-    """Network of a training checkpoint wrapped as an EvaluateFn for `rules` (any side: the
-    board a checkpoint was trained on does not bind its network); refusals as
-    `load_checkpoint_model`."""
-    from catena_zero.rules import Engine
-    from catena_zero.selfplay.evaluator import NetworkEvaluator
-
-    return NetworkEvaluator(load_checkpoint_model(path, device), Engine(rules))
-
-
 def check_network_inputs(net: Any, path: Path) -> None:
     """CheckpointError (a ValueError) when the network of the checkpoint at `path` reads more
     input planes or globals than the observation has.
@@ -302,7 +291,7 @@ def check_network_inputs(net: Any, path: Path) -> None:
     size-general net) plays every side; game type and scoring reach it only through its
     global inputs, so the gate keeps tracks apart by the arena's rules.
     """
-    from catena_zero.rules import NUM_GLOBALS, NUM_PLANES
+    # lazy: torch (seconds to import), loaded only once a network is read
     from catena_zero.train.checkpoint import CheckpointError
 
     if net.num_planes > NUM_PLANES or net.num_globals > NUM_GLOBALS:

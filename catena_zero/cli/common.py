@@ -24,6 +24,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from catena_zero.data.atomic import atomic_write_text
+from catena_zero.rules import Rules
 
 CONFIG_DIR_ENV = "CATENA_ZERO_CONFIG_DIR"
 # Short keys for the board and rules nodes that every subcommand's config has.
@@ -82,6 +83,7 @@ def available_configs() -> list[str]:
 def group_options(group: str) -> list[str]:
     """The options of a config group: `configs/<group>/*.yaml` and the schema defaults
     registered for it (`catena_zero.cli.schemas`)."""
+    # lazy: the schemas import every package (torch), which `catena-zero --help` never needs
     from catena_zero.cli.schemas import registered_options
 
     files = {path.stem for path in (config_dir() / group).glob("*.yaml")}
@@ -93,6 +95,7 @@ def compose(config_name: str, overrides: list[str] | tuple[str, ...] = ()) -> Di
 
     Raises ConfigError (naming the key) on an unknown key, a bad override or a missing option.
     """
+    # lazy: the schemas import every package (torch), which `catena-zero --help` never needs
     from catena_zero.cli.schemas import register_schemas
 
     directory = config_dir()
@@ -285,8 +288,6 @@ def prepare_run_dir(run_dir: str | None, config: DictConfig, *, name: str = "run
 
 def rules_from_config(config: DictConfig):
     """`Rules` from the composed config's `board.side` and `rules.{game_type, scoring}`."""
-    from catena_zero.rules import Rules
-
     board = to_container(config.board)
     rules = to_container(config.rules)
     unknown = sorted(set(board) - {"side"})

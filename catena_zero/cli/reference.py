@@ -15,6 +15,7 @@ import re
 import typing
 from typing import Any
 
+from catena_zero.cli import schemas
 from catena_zero.cli.common import config_dir, group_options
 from catena_zero.cli.schemas import LAYOUT, SCHEMAS
 
@@ -63,8 +64,6 @@ def _original(cls: type) -> type:
 
 
 def _library_classes() -> list[type]:
-    from catena_zero.cli import schemas
-
     found = []
     for name in dir(schemas):
         value = getattr(schemas, name)

@@ -14,6 +14,7 @@ from catena_zero.cli.common import ConfigError, InputFileError
 
 
 def main(overrides: list[str]) -> int:
+    # lazy: torch, which `catena-zero report --help` (reading this module) never needs
     from catena_zero.pipeline.metrics import MetricsError
     from catena_zero.pipeline.report import ReportError, write_report
 

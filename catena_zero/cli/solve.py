@@ -18,6 +18,8 @@ import time
 
 from catena_zero.cli.common import compose, rules_from_config, to_dataclass
 from catena_zero.komi.config import SolveConfig
+from catena_zero.komi.exact import SolveProgress, format_report, peak_rss_mb, solve_exact
+from catena_zero.mcts.solver import SolverBudgetExceeded
 
 GROUPS = ("board", "rules")
 
@@ -26,9 +28,6 @@ def main(overrides: list[str]) -> int:
     config = compose("solve", overrides)
     rules = rules_from_config(config)
     solve_config = to_dataclass(SolveConfig, {k: config[k] for k in config if k not in GROUPS})
-    from catena_zero.komi.exact import SolveProgress, format_report, peak_rss_mb, solve_exact
-    from catena_zero.mcts.solver import SolverBudgetExceeded
-
     started = time.perf_counter()
     try:
         report = solve_exact(rules, solve_config, SolveProgress())

@@ -23,6 +23,9 @@ from catena_zero.arena.config import TrainingGateConfig
 from catena_zero.arena.gating import make_training_gate
 from catena_zero.arena.registry import ChampionRegistry
 from catena_zero.pipeline.config import RuntimeConfig, TrainLoopConfig
+from catena_zero.pipeline.inline import train_loop
+from catena_zero.pipeline.processes import train_processes
+from catena_zero.pipeline.ray import train_distributed
 
 
 def run_training(config: TrainLoopConfig, runtime: RuntimeConfig | None = None,
@@ -43,15 +46,9 @@ def run_training(config: TrainLoopConfig, runtime: RuntimeConfig | None = None,
                                            device=config.loop.device, seed=config.loop.seed,
                                            log=log)
     if runtime.name == "inline":
-        from catena_zero.pipeline.inline import train_loop
-
         return train_loop(config, on_checkpoint=on_checkpoint)
     if runtime.name == "processes":
-        from catena_zero.pipeline.processes import train_processes
-
         return train_processes(config, runtime, on_checkpoint=on_checkpoint)
-    from catena_zero.pipeline.ray import train_distributed
-
     return train_distributed(config, runtime, on_checkpoint=on_checkpoint)
 
 

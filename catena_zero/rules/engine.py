@@ -16,6 +16,7 @@ from catena_zero.rules.placement import (
     place_stones,
     stone_neighbour_tables,
 )
+from catena_zero.rules.result import compute_result
 from catena_zero.rules.state import GameState
 from catena_zero.rules.variants import GameType, Rules
 
@@ -381,6 +382,4 @@ class Engine:
 
     def result(self, state: GameState):
         """GameResult (winner int8 [B], margin float32 [B] from Black's view)."""
-        from catena_zero.rules.result import compute_result
-
         return compute_result(self.rules, state)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from catena_zero.rules.board import BLACK, EMPTY, WHITE, Board, get_board
+from catena_zero.rules.engine import Engine
 from catena_zero.rules.game import Game
 from catena_zero.rules.result import compute_result, result_string
 from catena_zero.rules.state import GameState
@@ -195,8 +196,6 @@ def claims_after(before: GameState, after: GameState) -> list[Claim]:
 
 def claims_of_actions(rules: Rules, start: GameState, actions: list[int]) -> list[list[Claim]]:
     """The claims of each of `actions` played from `start` (not changed), one list each."""
-    from catena_zero.rules.engine import Engine
-
     engine = Engine(rules)
     state = start.copy()
     out = []

@@ -13,6 +13,7 @@ __all__ = ["RayConfig", "train_distributed"]
 
 def train_distributed(*args, **kwargs):
     """See `catena_zero.pipeline.ray.runtime.train_distributed` (imports Ray on first use)."""
+    # lazy: ray, an optional dependency, is imported only when this runtime runs
     from catena_zero.pipeline.ray.runtime import train_distributed as run
 
     return run(*args, **kwargs)

@@ -30,6 +30,7 @@ import ray
 from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
 
 from catena_zero.data import list_shards
+from catena_zero.network import InferenceModel
 from catena_zero.pipeline.config import TrainLoopConfig
 from catena_zero.pipeline.messages import CheckpointEvent, CheckpointHook, WeightsMessage
 from catena_zero.pipeline.probe import probe_due
@@ -151,8 +152,6 @@ class _InferenceServer:
     actors send observation planes, it answers with the heads; weights arrive by version."""
 
     def __init__(self, config: TrainLoopConfig, device: str):
-        from catena_zero.network import InferenceModel
-
         self.net = build_fresh_network(config)
         self.model = InferenceModel(self.net, device,
                                     precision=config.loop.inference_precision)
