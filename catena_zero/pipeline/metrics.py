@@ -48,6 +48,7 @@ from catena_zero.data.atomic import (
     atomic_write_text,
     open_regular_file,
 )
+from catena_zero.pipeline.report_figure import draw_report, run_directory
 
 METRICS_FILE = "metrics.jsonl"
 METRICS_FORMAT = "catena_zero.run_metrics"
@@ -408,10 +409,9 @@ class RunLog:
 
     def write_report(self) -> Path | None:
         """Draw `<run_dir>/report.png`; a failure is said once and does not stop the run."""
-        from catena_zero.pipeline.report import write_report  # lazy: report imports this module
-
         try:
-            return write_report(self.run_dir, log=self._warn_once)
+            run_dir = run_directory(self.run_dir)
+            return draw_report(run_dir, read_metrics(run_dir, log=self._warn_once))
         except Exception as error:  # noqa: BLE001 - a plot must never stop training
             if not self.report_failed:
                 self.report_failed = True
