@@ -151,8 +151,8 @@ def run_atlas_command(config: KomiConfig, search_config) -> int:
     import torch
 
     from catena_zero.komi.atlas import AtlasError, run_atlas
-    from catena_zero.komi.atlas_report import write_report
-    from catena_zero.komi.atlas_workers import WorkersUnavailable
+    from catena_zero.komi.atlas.report import write_report
+    from catena_zero.komi.atlas.workers import WorkersUnavailable
 
     if config.atlas.workers > 1 and config.device != "cpu":
         raise InputFileError(f"atlas.workers={config.atlas.workers} forks the command, which "

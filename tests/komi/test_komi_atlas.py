@@ -14,7 +14,7 @@ from catena_zero.komi.atlas import (
     load_atlas,
     run_atlas,
 )
-from catena_zero.komi.atlas_report import markdown_table, plot_first_stones, write_report
+from catena_zero.komi.atlas.report import markdown_table, plot_first_stones, write_report
 from catena_zero.komi.config import ATLAS_VARIANTS, AtlasConfig
 from catena_zero.komi.solver_agent import SolverAgent, SolverEvaluator
 from catena_zero.rules import Rules
@@ -194,7 +194,7 @@ def test_a_failing_track_stops_every_worker_and_keeps_the_finished_ones(tmp_path
 def test_workers_without_fork_are_refused_in_one_line(tmp_path, monkeypatch):
     import multiprocessing
 
-    from catena_zero.komi.atlas_workers import WorkersUnavailable
+    from catena_zero.komi.atlas import WorkersUnavailable
 
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
     config = atlas_config(tmp_path, variants=["komi/standard", "double/standard"], workers=2)
@@ -209,7 +209,7 @@ def test_workers_without_fork_are_refused_in_one_line(tmp_path, monkeypatch):
 def test_nokomi_games_draw_their_opening_after_the_measured_stone(monkeypatch):
     """nokomi's games start from the stone being measured, which the agent did not choose:
     it still draws its k opening moves after it (2 moves into the game on side 2)."""
-    from catena_zero.komi import atlas
+    from catena_zero.komi.atlas import tracks
     from catena_zero.mcts import SearchConfig
     from catena_zero.rules import GameType
 
@@ -223,15 +223,15 @@ def test_nokomi_games_draw_their_opening_after_the_measured_stone(monkeypatch):
         seen["komi"] = agent.temperature_moves
         return {}
 
-    monkeypatch.setattr(atlas, "first_stones", first_stones)
-    monkeypatch.setattr(atlas, "komi_balance", komi_balance)
+    monkeypatch.setattr(tracks, "first_stones", first_stones)
+    monkeypatch.setattr(tracks, "komi_balance", komi_balance)
     model = exact_model()
-    atlas.measure_track(Rules(2, game_type=GameType.NOKOMI), model, SearchConfig(),
+    tracks.measure_track(Rules(2, game_type=GameType.NOKOMI), model, SearchConfig(),
                         AtlasConfig(), None)
-    atlas.measure_track(Rules(2), model, SearchConfig(), AtlasConfig(), None)
+    tracks.measure_track(Rules(2), model, SearchConfig(), AtlasConfig(), None)
     assert seen == {"nokomi": 2, "komi": 1}
     noisy = AtlasConfig(opening_share=0.0)
-    assert atlas.atlas_agent(Rules(2), model, SearchConfig(), noisy,
+    assert tracks.atlas_agent(Rules(2), model, SearchConfig(), noisy,
                              placed_moves=1).temperature_moves == 0
 
 

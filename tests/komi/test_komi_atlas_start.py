@@ -8,12 +8,8 @@ import numpy as np
 import pytest
 
 from catena_zero.komi.atlas import measurement_settings
-from catena_zero.komi.atlas_measure import (
-    adaptive_sweep,
-    centred_grid,
-    komi_balance,
-    network_centre,
-)
+from catena_zero.komi.atlas.komi_sweep import adaptive_sweep, centred_grid
+from catena_zero.komi.atlas.measure import komi_balance, network_centre
 from catena_zero.komi.config import AtlasConfig
 from catena_zero.komi.intervals import bracket_interval
 from catena_zero.mcts import Evaluation, SearchConfig
@@ -89,7 +85,7 @@ def test_a_centred_sweep_widens_until_it_brackets_the_crossing(monkeypatch, fair
 
 
 def test_an_edge_at_exactly_one_half_widens_on(monkeypatch):
-    from catena_zero.komi import atlas_measure
+    from catena_zero.komi.atlas import komi_sweep
     from catena_zero.komi.sweep import SweepTable
 
     def sweep(rules, agent, komi_values, games_per_komi, seed):  # Black: 1/2 up to komi 9
@@ -100,9 +96,9 @@ def test_an_edge_at_exactly_one_half_widens_on(monkeypatch):
                           np.zeros(komi.size), np.ones(komi.size), np.zeros(komi.size),
                           np.zeros(komi.size), np.full(komi.size, 40.0))
 
-    monkeypatch.setattr(atlas_measure, "sweep_komi", sweep)
-    table, stages = atlas_measure.centred_start(Rules(side=6), None, AtlasConfig(**CHEAP),
-                                                centre=4.0)
+    monkeypatch.setattr(komi_sweep, "sweep_komi", sweep)
+    table, stages = komi_sweep.centred_start(Rules(side=6), None, AtlasConfig(**CHEAP),
+                                             centre=4.0)
     assert any(stage["stage"].startswith("widen") for stage in stages)
     assert table.komi.max() > 9 and table.black_score[-1] < 0.5
 
@@ -143,7 +139,7 @@ def test_the_start_is_a_setting_of_the_komi_measurement():
 
 
 def test_a_nokomi_estimate_is_held_against_the_exact_result_after_its_own_stone():
-    from catena_zero.komi.outcome import compared_exact, holds_exact
+    from catena_zero.komi.atlas.outcome import compared_exact, holds_exact
 
     record = {"game_type": "nokomi", "exact": 1.0, "interval": [0.0, 0.2],
               "fair_stone_exactly_fairest": True, "fair_stone_exact": 0.0}

@@ -1,10 +1,10 @@
-"""The designer's page of the komi atlas (komi.designer) and the sweep columns it reads."""
+"""The designer's page of the komi atlas (komi.atlas.designer) and the sweep columns it reads."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from catena_zero.komi.designer import designer_summary, sweep_row
+from catena_zero.komi.atlas.designer import designer_summary, sweep_row
 from catena_zero.komi.solver_agent import SolverAgent
 from catena_zero.komi.sweep import SweepTable, sweep_komi
 from catena_zero.rules import Rules
@@ -43,7 +43,7 @@ def test_the_page_has_one_row_per_side_with_its_notes():
 
 
 def test_the_network_estimate_is_held_against_the_exact_value_then_the_games():
-    from catena_zero.komi.designer import model_error, network_text
+    from catena_zero.komi.atlas.designer import model_error, network_text
 
     # RECORD: the games put side 6 at 5.4 in [4, 7], no exact value.
     assert model_error({**RECORD, "network_estimate": 6.9}) is None  # 1.5 off: agrees
@@ -86,7 +86,7 @@ def test_the_network_estimate_is_held_against_the_exact_value_then_the_games():
 
 
 def test_each_row_names_the_model_and_search_that_measured_it():
-    from catena_zero.komi.designer import measured_with
+    from catena_zero.komi.atlas.designer import measured_with
 
     record = {**RECORD, "model": {"name": "general.pt", "sha256": "ab" * 32},
               "settings": {"atlas": {"simulations": 32}}, "weaker": {"simulations": 8}}
@@ -118,7 +118,7 @@ def test_both_meanings_of_fair_meet_at_the_exact_value_under_perfect_play():
     """Side 2 with the solver playing both colours (exact fair komi 2.5): Black's win rate
     falls through one half between komi 2 and 3, and so does the mean margin (+0.5, -0.5),
     every game alike (spread 0), so both meanings give 2.5 in [2, 3]."""
-    from catena_zero.komi.designer import zero_margin
+    from catena_zero.komi.atlas.designer import zero_margin
     from catena_zero.komi.intervals import zero_margin_komi
 
     table = sweep_komi(Rules(side=2), SolverAgent(), [0, 1, 2, 3, 4, 5], games_per_komi=4,

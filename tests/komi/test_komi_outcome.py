@@ -1,4 +1,4 @@
-"""A solved track's result is one of three outcomes (komi.outcome): the interval holds the
+"""A solved track's result is one of three outcomes (komi.atlas.outcome): the interval holds the
 exact value, the player is too weak by the solver's evidence, or the method erred. Checked on
 recorded rows of docs/komi/atlas.json and on real side-2 games of the model that made them."""
 
@@ -14,9 +14,9 @@ import torch
 
 from catena_zero.cli.komi import load_atlas_model
 from catena_zero.komi.atlas import atlas_agent, file_sha256, run_atlas, track_rules
-from catena_zero.komi.atlas_report import markdown_table
+from catena_zero.komi.atlas.outcome import HOLDS, METHOD_ERROR, PLAYER_TOO_WEAK, exact_outcome
+from catena_zero.komi.atlas.report import markdown_table
 from catena_zero.komi.config import AtlasConfig
-from catena_zero.komi.outcome import HOLDS, METHOD_ERROR, PLAYER_TOO_WEAK, exact_outcome
 from catena_zero.komi.solver_agent import SolverAgent
 from catena_zero.komi.strength import check_komis, solver_check
 from catena_zero.mcts import SearchConfig

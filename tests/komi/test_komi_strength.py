@@ -9,9 +9,9 @@ import pytest
 
 from catena_zero.arena.agents import RandomAgent
 from catena_zero.komi.atlas import AtlasModel, run_atlas
-from catena_zero.komi.atlas_report import markdown_table
+from catena_zero.komi.atlas.outcome import HOLDS, METHOD_ERROR, PLAYER_TOO_WEAK
+from catena_zero.komi.atlas.report import markdown_table
 from catena_zero.komi.config import AtlasConfig
-from catena_zero.komi.outcome import HOLDS, METHOD_ERROR, PLAYER_TOO_WEAK
 from catena_zero.komi.solver_agent import SolverAgent
 from catena_zero.komi.strength import solver_check, strength_note
 from catena_zero.mcts import UniformEvaluator
@@ -147,7 +147,7 @@ def fake_sweeps(monkeypatch, fair: float, slope: float):
     import numpy as np
 
     from catena_zero.arena.stats import wilson_interval
-    from catena_zero.komi import atlas_measure
+    from catena_zero.komi.atlas import komi_sweep
     from catena_zero.komi.sweep import SweepTable
 
     calls = []
@@ -162,12 +162,12 @@ def fake_sweeps(monkeypatch, fair: float, slope: float):
         return SweepTable(komi, games, wins, np.zeros(komi.size, int), wins / games, low, high,
                           np.zeros(komi.size), np.zeros(komi.size), np.full(komi.size, 40.0))
 
-    monkeypatch.setattr(atlas_measure, "sweep_komi", sweep)
+    monkeypatch.setattr(komi_sweep, "sweep_komi", sweep)
     return calls
 
 
 def test_the_narrowing_stage_closes_in_on_the_crossing(monkeypatch):
-    from catena_zero.komi.atlas_measure import adaptive_sweep
+    from catena_zero.komi.atlas.komi_sweep import adaptive_sweep
     from catena_zero.komi.intervals import bracket_interval
 
     fake_sweeps(monkeypatch, fair=6.3, slope=0.5)
@@ -188,7 +188,7 @@ def test_the_target_width_is_in_komi_units(monkeypatch):
     """Quadratic scoring sweeps komi 0..1000 in steps of 17: target_width 2 asks for a
     bracket two steps (34 points) wide, which a curve as steep per step as side 6
     standard's reaches, and no more games go to narrowing it further."""
-    from catena_zero.komi.atlas_measure import adaptive_sweep, komi_unit
+    from catena_zero.komi.atlas.komi_sweep import adaptive_sweep, komi_unit
     from catena_zero.komi.intervals import bracket_interval
     from catena_zero.rules import Scoring
 
@@ -204,7 +204,7 @@ def test_the_target_width_is_in_komi_units(monkeypatch):
 
 
 def test_the_narrowing_stage_closes_open_ends_of_a_flat_curve(monkeypatch):
-    from catena_zero.komi.atlas_measure import adaptive_sweep
+    from catena_zero.komi.atlas.komi_sweep import adaptive_sweep
     from catena_zero.komi.intervals import bracket_interval
 
     def bracket(table):
@@ -225,7 +225,7 @@ def test_the_narrowing_stage_closes_open_ends_of_a_flat_curve(monkeypatch):
 
 
 def test_the_narrowing_stage_leaves_an_end_that_cannot_close(monkeypatch):
-    from catena_zero.komi.atlas_measure import adaptive_sweep
+    from catena_zero.komi.atlas.komi_sweep import adaptive_sweep
     from catena_zero.komi.intervals import bracket_interval
 
     calls = fake_sweeps(monkeypatch, fair=40.0, slope=1.0)  # Black wins at every komi
@@ -255,7 +255,7 @@ def test_games_go_to_the_komi_that_clears_one_half_soonest():
     needs hundreds more to clear one half (the komi one step inside the bracket, which the
     games used to go to); komi 11 (0.33 after 24 games) and 10 (0.625 after 24) are a few
     dozen games from closing the bracket to [10, 11]."""
-    from catena_zero.komi.atlas_measure import (
+    from catena_zero.komi.atlas.komi_sweep import (
         crossing_neighbours,
         games_to_clear,
         narrowing_komi,
@@ -288,7 +288,7 @@ def test_games_go_to_the_komi_that_clears_one_half_soonest():
 def test_no_games_go_where_one_half_cannot_clear_within_the_budget():
     """A side-7 sweep: komi 9 at 0.49 after 768 games would need thousands more to clear one
     half, so with 232 games left it gets none; komi 8 at one half after 12 games may move."""
-    from catena_zero.komi.atlas_measure import hopeful_games, narrowing_komi
+    from catena_zero.komi.atlas.komi_sweep import hopeful_games, narrowing_komi
 
     table = literal_table([0, 4, 8, 9, 10, 11], [96, 48, 12, 768, 24, 12],
                           [0.625, 0.5, 0.5, 0.49, 0.2917, 0.5833])
@@ -301,7 +301,7 @@ def test_no_games_go_where_one_half_cannot_clear_within_the_budget():
 
 
 def test_the_narrowing_stage_stops_at_its_budget(monkeypatch):
-    from catena_zero.komi.atlas_measure import adaptive_sweep
+    from catena_zero.komi.atlas.komi_sweep import adaptive_sweep
 
     fake_sweeps(monkeypatch, fair=6.3, slope=0.15)  # a flat curve: hard to bracket
     config = AtlasConfig(**CHEAP | {"target_width": 1.0, "max_games": 300})

@@ -10,8 +10,8 @@ model's error, and the row says so). Beside the fair komi (where Black's win rat
 half) stands the other meaning of fair: the komi at which Black's mean margin is zero, with
 its bracket and the margin's standard deviation (catena_zero.komi.intervals.zero_margin_komi).
 Tracks whose estimate is still moving with search strength say so, and solved tracks give
-their outcome against the exact value (catena_zero.komi.outcome).
-Written beside atlas.md as designer.md by `catena_zero.komi.atlas_report.write_report`.
+their outcome against the exact value (catena_zero.komi.atlas.outcome).
+Written beside atlas.md as designer.md by `catena_zero.komi.atlas.report.write_report`.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import math
 
 import numpy as np
 
+from catena_zero.komi.atlas.outcome import exact_outcome
 from catena_zero.komi.intervals import zero_margin_komi
-from catena_zero.komi.outcome import exact_outcome
 from catena_zero.rules import Rules
 
 DESIGNER_FILE = "designer.md"
@@ -178,8 +178,8 @@ def designer_summary(document: dict) -> str:
     lines = [
         "# Komi for game designers",
         "",
-        "Generated from `atlas.json` by `catena_zero.komi.designer`; the whole atlas is in "
-        "[atlas.md](atlas.md), the method in [the komi reference](../reference/komi.md).",
+        "Generated from `atlas.json` by `catena_zero.komi.atlas.designer`; the whole atlas is "
+        "in [atlas.md](atlas.md), the method in [the komi reference](../reference/komi.md).",
         "",
         "komi/standard on each board side. *Fair komi*: the komi at which Black's score in "
         "the model's self-play crosses one half, with the interval the games allow (open: "

@@ -1,18 +1,14 @@
-"""The komi atlas: the balance of every board side 2..10 and every variant, from one model.
+"""Measuring the komi atlas's tracks (side x game type x scoring) with one model.
 
-One record per track (side x game type x scoring), each with the balance measure that fits
-its game type (catena_zero.komi.atlas_measure): the fair komi for the komi game type, the
-value of every first stone for nokomi, Black's score for double; beside it the solver's
-exact value where the side is solved (sides 2 and 3, catena_zero.komi.exact).
-
-The atlas is one JSON file (format version ATLAS_FORMAT_VERSION), rewritten atomically after
-every track, so a stopped run loses at most the tracks in progress (one per worker,
-`atlas_workers`). It is resumable: a track whose record was measured with the same model
-(its SHA-256) and the same settings (the record's `fingerprint`) is not measured again;
-exact values, which depend on no model, are kept once solved.
-
-Statuses: "measured" (estimate from the model), "pending" (exact values only so far, or
-estimates not asked for), "no model" (no model plays that side).
+`run_atlas` brings every track asked for up to date (its exact values solved where the side
+is solved, catena_zero.komi.exact), measures the tracks not yet measured with the same model
+and settings (the record's `fingerprint`), one after another or in forked workers
+(catena_zero.komi.atlas.workers), and saves the document after each track
+(catena_zero.komi.atlas.document). A track's measure is its game type's: the fair komi for
+komi and Black's score for double (catena_zero.komi.atlas.measure), the value of every first
+stone for nokomi (catena_zero.komi.atlas.stones), played by `atlas_agent`, the model's search
+after varied openings. On a solved side the solver also checks the model's own games
+(catena_zero.komi.strength).
 """
 
 from __future__ import annotations
@@ -28,26 +24,26 @@ from pathlib import Path
 from typing import Any
 
 from catena_zero.arena.agents import SearchAgent
-from catena_zero.data.atomic import atomic_write_text
-from catena_zero.komi.atlas_measure import double_balance, first_stones, komi_balance
-from catena_zero.komi.atlas_workers import measured_tasks
-from catena_zero.komi.config import ATLAS_VARIANTS, AtlasConfig, SolveConfig
+from catena_zero.komi.atlas.document import (
+    ATLAS_FORMAT_VERSION,
+    atlas_status,
+    exact_fields,
+    load_atlas,
+    new_record,
+    refresh_outcome,
+    save_atlas,
+    summary_line,
+    track_name,
+)
+from catena_zero.komi.atlas.measure import double_balance, komi_balance
+from catena_zero.komi.atlas.stones import first_stones
+from catena_zero.komi.atlas.workers import measured_tasks
+from catena_zero.komi.config import AtlasConfig, SolveConfig
 from catena_zero.komi.exact import solve_exact
-from catena_zero.komi.intervals import score_of_margin
-from catena_zero.komi.outcome import exact_outcome, holds_exact
 from catena_zero.komi.strength import check_komis, solver_check, strength_note
 from catena_zero.mcts import SearchConfig
 from catena_zero.mcts.solver import enum_value
 from catena_zero.rules import Rules
-
-ATLAS_FORMAT_VERSION = 1
-EXACT_KEYS = ("margin", "fair_komi", "fair_komi_note", "black_wins_up_to_komi",
-              "margins_by_komi", "optimal_moves", "move_values", "positions", "nodes",
-              "seconds", "cpu_seconds", "peak_rss_mb")
-
-
-class AtlasError(ValueError):
-    """An atlas file that cannot be read or continued (one line naming the file)."""
 
 
 @dataclass(frozen=True)
@@ -68,10 +64,6 @@ def file_sha256(path: str | Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def track_name(side: int, variant: str) -> str:
-    return f"side{side}-{variant.replace('/', '-')}"
 
 
 def atlas_tracks(config: AtlasConfig) -> list[tuple[int, str]]:
@@ -110,84 +102,6 @@ def fingerprint(track: str, model: AtlasModel, settings: dict) -> str:
     text = json.dumps({"track": track, "model": model.sha256, "settings": settings,
                        "format_version": ATLAS_FORMAT_VERSION}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def load_atlas(path: str | Path) -> dict:
-    """The atlas document ({"format_version", "records": {track: record}}); an empty one
-    for a missing file. AtlasError for another format or a damaged file."""
-    path = Path(path)
-    if not path.exists():
-        return {"format_version": ATLAS_FORMAT_VERSION, "records": {}}
-    try:
-        document = json.loads(path.read_text())
-    except (OSError, ValueError) as error:
-        raise AtlasError(f"atlas {path}: not readable JSON ({error})") from None
-    if not isinstance(document, dict) or document.get("format_version") != ATLAS_FORMAT_VERSION:
-        version = document.get("format_version") if isinstance(document, dict) else None
-        raise AtlasError(f"atlas {path}: format_version {version!r}, expected "
-                         f"{ATLAS_FORMAT_VERSION}")
-    if not isinstance(document.get("records"), dict):
-        raise AtlasError(f"atlas {path}: no records object")
-    return document
-
-
-def save_atlas(path: str | Path, document: dict) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    document = dict(document, format_version=ATLAS_FORMAT_VERSION)
-    document["records"] = dict(sorted(document["records"].items(),
-                                      key=lambda item: _order(item[1])))
-    atomic_write_text(path, json.dumps(document, indent=1, allow_nan=False) + "\n")
-
-
-def _order(record: dict) -> tuple:
-    variant = f"{record['game_type']}/{record['scoring']}"
-    return record["side"], ATLAS_VARIANTS.index(variant)
-
-
-def new_record(side: int, variant: str) -> dict:
-    game_type, scoring = variant.split("/")
-    return {"side": side, "game_type": game_type, "scoring": scoring,
-            "track": track_name(side, variant), "status": "pending", "method": None,
-            "estimate": None, "interval": [None, None], "exact": None, "exact_note": None,
-            "in_range": None, "exact_in_range": None, "games": 0, "model": None,
-            "settings": None, "seconds": None, "fingerprint": None}
-
-
-def exact_fields(rules: Rules, report: dict) -> dict:
-    """The exact counterpart of the track's estimate (same quantity, see the reference):
-    komi: the fair komi (None when Black wins at every komi, exact_in_range False); nokomi:
-    Black's score after the exact fairest first stone; double: Black's score (1 win,
-    0.5 draw, 0 loss) under perfect play."""
-    game_type = enum_value(rules.game_type)
-    margin = float(report["margin"])
-    kept = {key: report[key] for key in EXACT_KEYS if key in report}
-    fields: dict[str, Any] = {"exact_report": kept, "exact_margin": margin}
-    low, high = rules.komi_range
-    if game_type == "komi":
-        fair = report.get("fair_komi")
-        fields["exact"] = fair
-        fields["exact_note"] = report.get("fair_komi_note")
-        fields["exact_in_range"] = fair is not None and low <= fair <= high
-        if fair is None:
-            margins = report.get("margins_by_komi") or {}
-            at_end = margins.get(str(high), margin - high)
-            fields["exact_note"] = (f"{report.get('fair_komi_note')}: at komi {high} Black "
-                                    f"still wins by {at_end:g}; the second player takes Black")
-    elif game_type == "nokomi":
-        values = report.get("move_values") or {}
-        closest = min(abs(v) for v in values.values()) if values else abs(margin)
-        fair = sorted(name for name, value in values.items() if abs(value) == closest)
-        sign = [values[name] for name in fair][:1] or [margin]
-        fields["exact"] = score_of_margin(sign[0])
-        fields["exact_fair_stones"] = fair
-        fields["exact_note"] = (f"fairest first stones {' '.join(fair)} leave Black "
-                                f"{sign[0]:+g}: the second player takes "
-                                f"{'Black' if sign[0] > 0 else 'White'}")
-    else:
-        fields["exact"] = score_of_margin(margin)
-        fields["exact_note"] = f"perfect play: Black {margin:+g}"
-    return fields
 
 
 def board_config(config: AtlasConfig, rules: Rules) -> AtlasConfig:
@@ -383,21 +297,6 @@ def record_measurement(record: dict, task: TrackTask, measured: dict) -> None:
     refresh_outcome(record)
 
 
-def refresh_outcome(record: dict) -> None:
-    """A solved record's fields derived from its data: `exact_agrees`, `strength_note`, and
-    `exact_outcome` with its note (catena_zero.komi.outcome: holds, player too weak or
-    method error; a miss is never left unexplained). Records read from a file get them
-    again, so every record is judged by the same rules."""
-    outcome, note = exact_outcome(record)
-    if outcome is None:
-        return
-    record["exact_agrees"] = holds_exact(record)
-    if "strength" in record:
-        record["strength_note"] = strength_note(record["strength"])
-    record["exact_outcome"] = outcome
-    record["exact_outcome_note"] = note
-
-
 def overlaps(first: list, second: list) -> bool:
     """Whether two intervals [low, high] (None: an open end) share a point."""
     low = max((value for value in (first[0], second[0]) if value is not None), default=None)
@@ -425,30 +324,6 @@ def two_strengths(measured: dict[int, dict]) -> dict:
                               None if None in highs else max(highs)]
     fields["games"] = int(fields.get("games") or 0) + int(other.get("games") or 0)
     return fields
-
-
-def atlas_status(records: dict) -> str:
-    """One line: how many tracks are measured, pending (exact values only) or lack a model."""
-    counts: dict[str, int] = {}
-    for record in records.values():
-        counts[record["status"]] = counts.get(record["status"], 0) + 1
-    exact = sum(1 for record in records.values() if record.get("exact_report") is not None)
-    parts = [f"{count} {status}" for status, count in sorted(counts.items())]
-    return f"{len(records)} tracks: {', '.join(parts)}; {exact} with exact values"
-
-
-
-
-def summary_line(record: dict) -> str:
-    low, high = record.get("interval") or (None, None)
-    estimate = record.get("estimate")
-    text = "-" if estimate is None else f"{estimate:g}"
-    if record.get("estimate_side"):
-        text = f"{record['estimate_side']} the range"
-    bounds = f"[{'-inf' if low is None else f'{low:g}'}, {'+inf' if high is None else f'{high:g}'}]"
-    exact = record.get("exact")
-    return (f"{text} {bounds}, exact {'-' if exact is None else f'{exact:g}'}, "
-            f"{record.get('games')} games, {record.get('seconds')} s")
 
 
 def _progress(total: int, enabled: bool):

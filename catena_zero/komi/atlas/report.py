@@ -18,9 +18,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from catena_zero.data.atomic import atomic_open, atomic_write_text  # noqa: E402
+from catena_zero.komi.atlas.designer import DESIGNER_FILE, designer_summary  # noqa: E402
+from catena_zero.komi.atlas.outcome import exact_outcome  # noqa: E402
 from catena_zero.komi.config import SCORINGS  # noqa: E402
-from catena_zero.komi.designer import DESIGNER_FILE, designer_summary  # noqa: E402
-from catena_zero.komi.outcome import exact_outcome  # noqa: E402
 from catena_zero.komi.plots import _save, hex_heatmap  # noqa: E402
 
 HEATMAP_SIDES = (4, 6, 8)
@@ -70,7 +70,7 @@ def markdown_table(document: dict) -> str:
     lines = [
         "# The komi atlas",
         "",
-        "Generated from `atlas.json` by `catena_zero.komi.atlas_report` (also "
+        "Generated from `atlas.json` by `catena_zero.komi.atlas.report` (also "
         "`atlas.ipynb`); see [the komi reference](../reference/komi.md#the-komi-atlas).",
         "",
         "Measure per game type: komi, the fair komi (self-play sweep; interval: the bracket "
@@ -230,7 +230,7 @@ def plot_first_stones(document: dict, side: int, path: str | Path) -> Path | Non
 
 
 def write_report(document: dict, directory: str | Path) -> list[Path]:
-    """atlas.md, designer.md (catena_zero.komi.designer) and the figures of the module doc,
+    """atlas.md, designer.md (catena_zero.komi.atlas.designer) and the figures of the module doc,
     written atomically under `directory`."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
