@@ -42,13 +42,9 @@ SELFPLAY_DEVICE=${SELFPLAY_DEVICE:-$DEVICE}
 # workers would otherwise wait on the learner): EXTRA="selfplay.full_simulations=128".
 read -r -a extra <<< "${EXTRA:-}"
 PY=${PYTHON:-python3}
-mkdir -p "$OUT"
-export PYTHONPATH="$PWD/.gpu/site${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-stamp() { echo "== $(date -u +%T) $*"; }
+source benchmarks/device_common.sh
 
-stamp environment
-nvidia-smi -L 2>/dev/null || echo "no nvidia-smi"
-$PY -c "import sys, torch; print(sys.version.split()[0], 'torch', torch.__version__, \
+environment "import sys, torch; print(sys.version.split()[0], 'torch', torch.__version__, \
 'cuda', torch.cuda.is_available(), 'cpus', __import__('os').cpu_count())"
 ls "$RUN_DIR"/checkpoints/*.pt | tail -1
 
@@ -85,9 +81,5 @@ else
     stamp "champion continuation on $DEVICE for $RUN_MINUTES minutes, $GAMES games an iteration"
     train "$HARD_SECONDS" runtime=inline threads="$THREADS" max_minutes="$RUN_MINUTES"
 fi
-echo "train exit $?"
-tail -c 3000 "$OUT/train.log"
-newest=$(ls "$RUN_DIR"/checkpoints/*.pt | sort | tail -1)
-cp "$newest" "$OUT/" && echo "kept $newest"
-cp "$RUN_DIR"/summary.json "$RUN_DIR"/metrics.jsonl "$OUT/" 2>/dev/null
+keep_newest $? summary.json metrics.jsonl
 stamp done

@@ -19,13 +19,9 @@ RUN_MINUTES=${RUN_MINUTES:-5}
 BENCH_GAMES=${BENCH_GAMES:-256}
 RUN_DIR=${RUN_DIR:-.gpu/side6}
 PY=${PYTHON:-python3}
-mkdir -p "$OUT"
-export PYTHONPATH="$PWD/.gpu/site${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-stamp() { echo "== $(date -u +%T) $*"; }
+source benchmarks/device_common.sh
 
-stamp environment
-nvidia-smi -L 2>/dev/null || echo "no nvidia-smi"
-$PY -c "import sys, torch, numpy; print(sys.version.split()[0], 'torch', torch.__version__, \
+environment "import sys, torch, numpy; print(sys.version.split()[0], 'torch', torch.__version__, \
 'cuda', torch.cuda.is_available(), 'numpy', numpy.__version__, 'cpus', __import__('os').cpu_count())"
 
 stamp "tests (network, train, CUDA path)"
@@ -40,11 +36,7 @@ timeout $(( ${RUN_MINUTES%.*} * 60 + 150 )) $PY -c \
     games_per_iteration=512 selfplay.games_in_batch=512 selfplay.full_simulations=16 \
     selfplay.cheap_simulations=4 selfplay.full_search_probability=0.3 \
     train.batch_size=256 train.steps_per_iteration=200 > "$OUT/train.log" 2>&1
-echo "train exit $?"
-tail -c 3000 "$OUT/train.log"
-newest=$(ls "$RUN_DIR"/checkpoints/*.pt | sort | tail -1)
-cp "$newest" "$OUT/" && echo "kept $newest"
-cp "$RUN_DIR"/summary.json "$OUT/" 2>/dev/null
+keep_newest $? summary.json
 
 stamp "self-play benchmark on $DEVICE"
 timeout 150 $PY -m benchmarks.bench_selfplay --presets side4 side6 --device "$DEVICE" \
