@@ -34,7 +34,6 @@ from catena_zero.data.shards import list_shards, read_shard
 from catena_zero.export.evaluator import read_model_network
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.mcts.search import search
-from catena_zero.network.device import InferenceModel
 from catena_zero.network.output import wdl_to_value
 from catena_zero.rules import BLACK, EMPTY, NO_ACTION, WHITE, Engine, GameState, Track
 
@@ -132,8 +131,7 @@ def shard_figures(directory: str, track: Track, model_path: str, limit: int) -> 
             break
     if not chosen:
         return {}
-    network = read_model_network(model_path, "cpu")
-    model = InferenceModel(network, "cpu")
+    model = read_model_network(Path(model_path), "cpu").model  # an InferenceModel
     rows = {"value_error": [], "entropy": [], "filled": []}
     num_cells = track.rules().board.num_cells
     for samples in chosen:
