@@ -191,7 +191,7 @@ def analyse(arguments: argparse.Namespace, log=print) -> dict:
     search_settings = dict(report["model"]["search"])
     factory = AgentFactory(rules, None, "cpu", model_reader=read_model_network)
     evaluator = factory.evaluator(model_path)
-    records = [(match["opponent"]["spec"], game) for match in report["matches"]
+    records = [(match["opponent"]["spec"], game) for match in report["matches"].values()
                for game in match["games"]]
     games = [game["actions"] for _, game in records]
     positions, alive = replay_positions(engine, komi, games)

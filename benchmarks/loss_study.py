@@ -10,7 +10,8 @@ study of each lost game.
 as in every recorded match) against each opponent on one track at its fair komi (as
 `benchmarks.general_targets` finds it), colours alternating, and writes `games.json`: each
 player named by its file's SHA-256 and its search settings, every game's actions, and one
-SGF per game under `sgf/`.
+SGF per game under `sgf/`; `matches` is keyed by match name (`side6-uct1000`) as in
+`benchmarks.general_targets` reports, each with its result and its games.
 
 `analyse` (`benchmarks/loss_analysis.py`) replays every game, evaluates the network on every
 position and finds, for each lost game, the ply from which the network's value stays on the
@@ -58,7 +59,7 @@ def play(arguments: argparse.Namespace, log=print) -> dict:
     (out / "sgf").mkdir(parents=True, exist_ok=True)
     report = {"format": FORMAT, "format_version": FORMAT_VERSION, "track": str(track),
               "komi": komi, "komi_source": komi_source, "seed": arguments.seed,
-              "model": player_record(spec, search), "matches": []}
+              "model": player_record(spec, search), "matches": {}}
     model = factory(spec)
     for index, opponent in enumerate(arguments.opponent):
         started = time.perf_counter()
@@ -75,9 +76,10 @@ def play(arguments: argparse.Namespace, log=print) -> dict:
             games.append({**dataclasses.asdict(game), "sgf": f"sgf/{name}"})
         summary = result.to_dict()
         summary.pop("games")
-        report["matches"].append({"opponent": player_record(opponent, None),
-                                  "result": summary, "games": games,
-                                  "seconds": time.perf_counter() - started})
+        name = f"side{track.side}-{opponent.replace(':', '')}"
+        report["matches"][name] = {"name": name, "opponent": player_record(opponent, None),
+                                   "result": summary, "games": games,
+                                   "seconds": time.perf_counter() - started}
         atomic_write_text(out / "games.json", _dumps(report))
         log(f"model vs {opponent}: {result.wins}-{result.losses}"
             f"{f'-{result.draws}' if result.draws else ''} score {result.score:.3f} "

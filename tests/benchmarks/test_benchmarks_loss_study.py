@@ -73,7 +73,8 @@ def test_play_keeps_every_game_and_names_players_by_hash_then_analyse_studies_lo
     assert report["model"]["search"]["num_simulations"] == 2
     # at the top of the komi range White wins nearly every game: the model loses as Black
     assert report["komi"] == 15 and report["komi_source"] == "given"
-    (match,) = report["matches"]
+    (match,) = report["matches"].values()
+    assert list(report["matches"]) == ["side4-uct8"]
     assert match["opponent"] == {"spec": "uct:8",
                                  "search": {"algorithm": "uct", "playouts": 8}}
     assert len(match["games"]) == 4
