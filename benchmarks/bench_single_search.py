@@ -17,9 +17,10 @@ import time
 import numpy as np
 import torch
 
-from catena_zero.export.evaluator import ModelFileEvaluator
+from catena_zero.export.evaluator import model_file_evaluator
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.mcts.search import search
+from catena_zero.network import INFERENCE_PRECISIONS
 from catena_zero.play.bundled import ModelLibrary
 from catena_zero.rules import Engine, Rules
 
@@ -48,9 +49,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--algorithm", default="gumbel")
     parser.add_argument("--positions", type=int, default=12)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--precision", default="float32", choices=INFERENCE_PRECISIONS,
+                        help="the network's arithmetic (auto: bfloat16 on AMX/AVX512-BF16)")
     args = parser.parse_args(argv)
     rules = Rules(side=args.side)
-    evaluator = ModelFileEvaluator(ModelLibrary().get(rules), Engine(rules))
+    evaluator = model_file_evaluator(ModelLibrary().get(rules), Engine(rules), args.precision)
     engine = evaluator.engine
     states = positions(engine, args.positions, args.seed)
     settings = list(itertools.product(args.threads, args.leaves))
@@ -73,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
             simulations[threads, leaves] += int(output.visit_counts.sum())
     base = simulations[settings[0]] / seconds[settings[0]]
     print(f"side {args.side}, {args.algorithm} {args.simulations} simulations, "
-          f"{len(states)} positions, float32 model file")
+          f"{len(states)} positions, model file at precision {args.precision}")
     print("| threads | leaves per call | simulations/s | ms per move | ratio |")
     print("|---|---|---|---|---|")
     for setting in settings:

@@ -28,7 +28,7 @@ import numpy as np
 from catena_zero.arena.agents import SearchAgent
 from catena_zero.arena.match import make_openings, play_match
 from catena_zero.arena.stats import wilson_interval
-from catena_zero.export.evaluator import ModelFileEvaluator
+from catena_zero.export.evaluator import model_file_evaluator
 from catena_zero.play.bundled import ModelLibrary
 from catena_zero.play.model_player import ModelPlayer, PlayerConfig
 from catena_zero.rules import Engine, Game, Rules, Track
@@ -124,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     start = time.monotonic()
     if args.seconds is None:
         engine = Engine(rules)
-        agents = [SearchAgent(ModelFileEvaluator(library.get(rules), engine),
+        agents = [SearchAgent(model_file_evaluator(library.get(rules), engine,
+                                                   configs[name].precision),
                               configs[name].search_config(), name=name) for name in "ab"]
         result = play_match(rules, agents[0], agents[1], args.games, komi=komi,
                             seed=args.seed)

@@ -22,7 +22,7 @@ import torch
 from catena_zero.arena.specs import network_file_kind
 from catena_zero.evaluate.config import EvaluateConfig, EvaluationError
 from catena_zero.export import load_model_file
-from catena_zero.export.evaluator import ModelFileEvaluator
+from catena_zero.export.evaluator import model_file_evaluator
 from catena_zero.komi.fair import SelfPlayBalance, estimate_fair_komi, selfplay_fair_komi
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.rules import Engine, Rules
@@ -37,7 +37,7 @@ class LoadedNet:
     path: Path  # the checkpoint or model file
     rules: Rules
     engine: Engine
-    evaluator: Any  # EvaluateFn: NetworkEvaluator (checkpoint) or ModelFileEvaluator
+    evaluator: Any  # EvaluateFn: a NetworkEvaluator of the checkpoint's or model file's net
     checkpoint: Checkpoint | None  # None for a model file
     stored_config: Mapping[str, Any]  # the run's config groups ({} for a model file)
     rules_record: dict[str, Any]  # the rules as the file records them: side, game_type, scoring
@@ -88,7 +88,8 @@ def load_net(config: EvaluateConfig) -> LoadedNet:
         engine = Engine(rules)
         metadata = model.metadata
         return LoadedNet(path=model.path, rules=rules, engine=engine,
-                         evaluator=ModelFileEvaluator(model, engine), checkpoint=None,
+                         evaluator=model_file_evaluator(model, engine, "float32"),
+                         checkpoint=None,
                          stored_config={}, rules_record={"side": metadata.side,
                                                          "game_type": metadata.game_type,
                                                          "scoring": metadata.scoring},

@@ -1,43 +1,35 @@
 """A model file as the search's `evaluate_fn`, for play and for evaluations of exported models.
 
-    evaluate_fn = ModelFileEvaluator(load_model_file("side6.pt"), Engine(Rules(6)))
+    evaluate_fn = model_file_evaluator(load_model_file("side6.pt"), Engine(Rules(6)))
     evaluation = evaluate_fn(states)        # catena_zero.mcts.Evaluation, batch B
+    steady = model_file_evaluator(model, engine, "float32", chunk="steady")  # one call shape
 
     factory = AgentFactory(rules, search, model_reader=read_model_network)
     factory("model:side6.pt")               # or checkpoint:side6.pt: the header decides
+
+Both run the file's network in `catena_zero.network.InferenceModel`, as self-play runs its
+net: bfloat16 convolutions on a CPU with AMX or AVX512-BF16 under `precision="auto"`,
+float32 elsewhere (`catena_zero.selfplay.evaluator.NetworkEvaluator` is the one wrapper).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from catena_zero.arena.specs import NetworkFile
 from catena_zero.export.model_file import ModelFile, load_model_file
-from catena_zero.mcts.evaluation import Evaluation
-from catena_zero.network.output import wdl_to_value
-from catena_zero.rules import Engine, GameState, observe
+from catena_zero.rules import Engine
+from catena_zero.selfplay.evaluator import NetworkEvaluator
 
 
-class ModelFileEvaluator:
-    """EvaluateFn over a model file: observe, run its network, value = p(win) - p(loss).
-
-    The engine's side may be any: the model's network reads planes of every grid."""
-
-    def __init__(self, model: ModelFile, engine: Engine) -> None:
-        self.model = model
-        self.engine = engine
-
-    def __call__(self, states: GameState) -> Evaluation:
-        planes, globals_ = observe(self.engine, states)  # [B, P, H, W], [B, G]
-        out = self.model.run(planes, globals_)
-        return Evaluation(
-            policy_logits=out["policy_logits"].astype(np.float32),  # [B, A]
-            value=np.asarray(wdl_to_value(out["value_logits"]), dtype=np.float32),  # [B]
-            score=out["score"].astype(np.float32),  # [B]
-            ownership=out["ownership"].astype(np.float32),  # [B, C]
-        )
+def model_file_evaluator(model: ModelFile, engine: Engine, precision: str = "auto",
+                         chunk: int | str | None = None,
+                         device: str = "cpu") -> NetworkEvaluator:
+    """The EvaluateFn of a loaded model file on `engine`'s board (any side: the network reads
+    planes of every grid): its network in an InferenceModel on `device` at `precision`
+    (auto | float32 | bfloat16), every call of `chunk` positions when set ("steady": the
+    machine's steady chunk, for answers that do not depend on their batch)."""
+    return NetworkEvaluator(model.network, engine, device, precision, chunk=chunk)
 
 
 def read_model_network(path: str | Path, device: str = "auto") -> NetworkFile:

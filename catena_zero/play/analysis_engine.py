@@ -14,8 +14,8 @@ Batching: the lines that are waiting on the input (up to `batch_size`) are read 
 and all their positions of one rules track (side, game type, scoring) are searched in one
 batched search (`catena_zero.mcts.search`), komi and visit budget per position. One search
 runs one engine, so positions of different tracks go to one search per track. The network
-is called on batches of one fixed shape (`catena_zero.play.fixed_shape_model`), so an answer
-does not depend on the lines batched with it.
+is called on batches of one fixed shape (`chunk` of `catena_zero.selfplay.evaluator`), so an
+answer does not depend on the lines batched with it.
 
 Input is hostile until proven otherwise: lines are read as bytes in bounded pieces and
 checked before they are parsed (`catena_zero.play.analysis_input`: length, UTF-8, nesting,
@@ -33,11 +33,12 @@ from dataclasses import dataclass
 import numpy as np
 
 import catena_zero
-from catena_zero.export.evaluator import ModelFileEvaluator
+from catena_zero.export.evaluator import model_file_evaluator
 from catena_zero.export.model_file import ModelFileError
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.mcts.search import SearchOutput, search
 from catena_zero.mcts.tree import ROOT_INDEX, UNVISITED
+from catena_zero.network import INFERENCE_PRECISIONS
 from catena_zero.play.analysis_input import OverlongLine, read_lines
 from catena_zero.play.analysis_protocol import (
     Action,
@@ -49,8 +50,8 @@ from catena_zero.play.analysis_protocol import (
     positions,
 )
 from catena_zero.play.bundled import ModelLibrary
-from catena_zero.play.fixed_shape_model import fixed_shape_evaluator
 from catena_zero.rules import BLACK, EMPTY, WHITE, Engine, GameState, Rules
+from catena_zero.selfplay.evaluator import STEADY, NetworkEvaluator
 
 PROTOCOL_VERSION = 1
 COLOUR_NAMES = {BLACK: "black", WHITE: "white"}
@@ -71,6 +72,7 @@ class AnalysisConfig:
     pv_length: int = 15  # most moves in a principal variation
     exact_endgame_cells: int = 0  # positions with <= this many legal cells solved exactly; 0 off
     leaves_per_call: int = 32  # most leaves each position's search sends to the network together
+    precision: str = "auto"  # auto (bfloat16 if the CPU has AMX/AVX512-BF16) | float32 | bfloat16
 
     def __post_init__(self) -> None:
         for name in ("visits", "max_visits", "batch_size", "max_positions", "pv_length"):
@@ -87,6 +89,9 @@ class AnalysisConfig:
         if self.algorithm not in ("puct", "gumbel"):
             raise ValueError(f"algorithm must be puct or gumbel, got "
                              f"{self.algorithm!r}")
+        if self.precision not in INFERENCE_PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(INFERENCE_PRECISIONS)}, "
+                             f"got {str(self.precision)[:20]!r}")
         self.search_config(1)  # SearchConfig checks exact_endgame_cells, naming the field
 
     def search_config(self, simulations: int) -> SearchConfig:
@@ -117,18 +122,18 @@ class AnalysisEngine:
         self.library = library
         self.config = config if config is not None else AnalysisConfig()
         self.rng = np.random.default_rng(self.config.seed)
-        self._evaluators: dict[Rules, ModelFileEvaluator] = {}
+        self._evaluators: dict[Rules, NetworkEvaluator] = {}
         # Where partial answers (reportDuringSearchEvery) go as they are made: `run` writes
         # them at once; without a sink, `handle_lines` returns them before the final answers.
         self.partial_sink = None
         self._partials: list[dict] = []
 
-    def evaluator(self, rules: Rules) -> ModelFileEvaluator:
+    def evaluator(self, rules: Rules) -> NetworkEvaluator:
         """The evaluate_fn of `rules`' track (ModelFileError when no model plays its side);
         its network calls have one fixed shape, so no answer depends on its batch."""
         if rules not in self._evaluators:
-            self._evaluators[rules] = fixed_shape_evaluator(self.library.get(rules),
-                                                            Engine(rules))
+            self._evaluators[rules] = model_file_evaluator(
+                self.library.get(rules), Engine(rules), self.config.precision, chunk=STEADY)
         return self._evaluators[rules]
 
     # ---------------------------------------------------------------------------- batches

@@ -20,12 +20,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from catena_zero.export.evaluator import ModelFileEvaluator
+from catena_zero.export.evaluator import model_file_evaluator
 from catena_zero.export.metadata import ModelFileError
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.mcts.search import search
+from catena_zero.network import INFERENCE_PRECISIONS, inference_dtype
 from catena_zero.play.bundled import ModelLibrary
 from catena_zero.rules import BLACK, WHITE, Engine, GameState, GameType, Rules, Track
+from catena_zero.selfplay.evaluator import NetworkEvaluator
 
 
 @dataclass
@@ -40,6 +42,7 @@ class PlayerConfig:
     leaves_per_call: int = 32  # most leaves a search sends to the network together (1 = one by one)
     seconds_per_move: float = 0.0  # bound on a move's search time, with `simulations`; 0 = none
     threads: int = 0  # CPU threads of the network (torch intra-op); 0 = every core this may use
+    precision: str = "auto"  # auto (bfloat16 if the CPU has AMX/AVX512-BF16) | float32 | bfloat16
 
     def __post_init__(self) -> None:
         if not isinstance(self.simulations, int) or self.simulations < 1:
@@ -57,6 +60,9 @@ class PlayerConfig:
                 or not 0 <= self.seconds_per_move < float("inf"):
             raise ValueError(f"seconds_per_move must be a number >= 0, got "
                              f"{self.seconds_per_move!r}")
+        if self.precision not in INFERENCE_PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(INFERENCE_PRECISIONS)}, "
+                             f"got {str(self.precision)[:20]!r}")
         self.search_config()  # SearchConfig checks the search fields, naming them
 
     def search_config(self, simulations: int | None = None) -> SearchConfig:
@@ -122,7 +128,7 @@ class ModelPlayer:
         self.library = library
         self.config = config if config is not None else PlayerConfig()
         self.rng = np.random.default_rng(self.config.seed)
-        self._evaluators: dict[Rules, ModelFileEvaluator] = {}
+        self._evaluators: dict[Rules, NetworkEvaluator] = {}
         self.rates: dict[Rules, float] = {}  # measured simulations per second of one search
         self.threads = self.config.thread_count()
         import torch  # the network's threads belong to the player that runs it
@@ -135,7 +141,15 @@ class ModelPlayer:
         bound = (f", at most {config.seconds_per_move:g} s a move"
                  if config.seconds_per_move > 0 else "")
         return (f"{config.simulations} simulations{bound}, {config.leaves_per_call} leaves "
-                f"per network call, {self.threads} thread{'s' if self.threads != 1 else ''}")
+                f"per network call, {self.threads} thread{'s' if self.threads != 1 else ''}, "
+                f"{self.precision_name()} network")
+
+    def precision_name(self) -> str:
+        """The arithmetic `precision` resolves to on this machine: float32 or bfloat16."""
+        import torch
+
+        dtype = inference_dtype(torch.device("cpu"), self.config.precision)
+        return "float32" if dtype is None else str(dtype).removeprefix("torch.")
 
     def warm_up(self, rules: Rules) -> float:
         """Load the model of `rules` and search its empty board once, so that the first move
@@ -161,12 +175,12 @@ class ModelPlayer:
         except ModelFileError:
             return None
 
-    def evaluator(self, rules: Rules) -> ModelFileEvaluator:
-        """The evaluate_fn for `rules` (the model that plays its track; ModelFileError if
-        none)."""
+    def evaluator(self, rules: Rules) -> NetworkEvaluator:
+        """The evaluate_fn for `rules` (the model that plays its track, run at `precision`;
+        ModelFileError if none)."""
         if rules not in self._evaluators:
-            self._evaluators[rules] = ModelFileEvaluator(self.library.get(rules),
-                                                         Engine(rules))
+            self._evaluators[rules] = model_file_evaluator(self.library.get(rules),
+                                                           Engine(rules), self.config.precision)
         return self._evaluators[rules]
 
     def seconds_bound(self, seconds: float | None = None) -> float | None:

@@ -11,7 +11,7 @@ from catena_zero.arena.specs import (
     parse_agent_spec,
     read_network_file,
 )
-from catena_zero.export.evaluator import ModelFileEvaluator, read_model_network
+from catena_zero.export.evaluator import model_file_evaluator, read_model_network
 from catena_zero.export.model_file import load_model_file
 from catena_zero.mcts import SearchConfig
 from catena_zero.play.bundled import bundled_model_path
@@ -56,7 +56,7 @@ def test_every_spelling_of_a_model_file_searches_with_its_network(spec) -> None:
     engine = Engine(rules)
     states = engine.new_games(3, komi=np.array([3, 4, 5]))
     got = agent.evaluate_fn(states)
-    want = ModelFileEvaluator(load_model_file(SIDE4), engine)(states)
+    want = model_file_evaluator(load_model_file(SIDE4), engine, "float32")(states)
     assert got.policy_logits == pytest.approx(want.policy_logits, abs=1e-4)
     assert got.value == pytest.approx(want.value, abs=1e-4)
     actions = agent.select_actions(engine, states, np.random.default_rng(0))

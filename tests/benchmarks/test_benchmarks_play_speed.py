@@ -1,5 +1,6 @@
-"""Smoke runs of the single-game search benchmarks: the speed table, a two-setting match and
-timed GTP games, each on the smallest setting that exercises it."""
+"""Smoke runs of the single-game search benchmarks: the speed table, the play speed by think
+level and precision, a two-setting match and timed GTP games, each on the smallest setting
+that exercises it."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import re
 
 import pytest
 
-from benchmarks import bench_single_search, gtp_time_games, search_settings_match
+from benchmarks import bench_play_speed, bench_single_search, gtp_time_games, search_settings_match
 from catena_zero.play.model_player import PlayerConfig
+from catena_zero.play.time_control import THINK_LEVELS
+from tests.export.tiny_model import tiny_model_file
 
 
 def test_speed_table_compares_settings(capsys) -> None:
@@ -26,6 +29,34 @@ def test_speed_table_compares_settings(capsys) -> None:
     assert ratios[0] == 1.0
     assert ratios[1] == pytest.approx(rates[1] / rates[0], rel=0.02, abs=0.006)
     assert 0.05 < ratios[1] < 50
+
+
+def test_play_speed_prints_a_row_per_level_and_precision(capsys) -> None:
+    code = bench_play_speed.main(["--side", "3", "--model", str(tiny_model_file(3)),
+                                  "--seconds", "0.05", "--positions", "1", "--threads", "1"])
+    out = capsys.readouterr().out
+    assert code == 0 and "at most 0.05 s a move" in out and "precision=auto plays" in out
+    rows = {}
+    for line in out.splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if len(cells) == 6 and cells[0] in THINK_LEVELS:
+            rows[cells[0], cells[1]] = [float(cell) for cell in cells[2:]]
+    assert sorted(rows) == sorted((level, precision) for level in THINK_LEVELS
+                                  for precision in ("float32", "bfloat16"))
+    for (level, _), (simulations, rate, milliseconds, ratio) in rows.items():
+        assert 1 <= simulations <= THINK_LEVELS[level][1]
+        assert simulations == rows[level, "float32"][0]  # both precisions search alike
+        assert all(math.isfinite(value) and value > 0 for value in (rate, milliseconds, ratio))
+        assert ratio == pytest.approx(rate / rows[level, "float32"][1], rel=0.02, abs=0.01)
+    assert all(rows[level, "float32"][3] == 1.0 for level in THINK_LEVELS)
+
+
+def test_play_speed_refuses_a_bad_time_bound(capsys) -> None:
+    for bad in ("0", "-1", "inf", "nan"):
+        with pytest.raises(SystemExit) as exit_:
+            bench_play_speed.main(["--seconds", bad])
+        assert exit_.value.code == 2
+    assert "--seconds must be a number > 0" in capsys.readouterr().err
 
 
 def test_settings_match_at_equal_simulations_and_equal_time(capsys) -> None:
