@@ -6,13 +6,19 @@ policy entropy over the legal moves). Then, for each lost game:
 
 - the turning point: the first ply from which the network's value, seen from the model's
   colour, stays below zero to the end (it "left the final result" for good there);
-- its phase, by the share of the board's cells filled at that ply (opening below a third,
-  endgame above two thirds);
+- its phase, by the share of the board's cells still legal at that ply (opening above two
+  thirds, endgame at most a third: claimed ribbons and their neighbours leave play long
+  before the board is full, so stones placed would not tell the endgame);
 - who moved into it: the opponent's move (the net did not see it coming) or the model's own;
 - the model's last move before it, searched again at `--deep-factor` times the player's
   simulations with exact values for leaves of at most `--exact-cells` legal cells (so near
   the end the deep search is the solver): does it choose another move, and by how much does
   it prefer its move to the one played (its Q values, the model's view);
+- where the game was lost under perfect play: walking back from the end through the
+  positions with at most `--solve-cells` legal cells, the exact solver's value of each; the
+  decisive move is the model's last move that turned a position it could still hold (a win
+  or draw with perfect play) into a lost one, or, when every solved position is already
+  lost, the loss was decided before the solver's horizon;
 - the network's value error (squared, against the game's outcome) and policy entropy on the
   positions of lost games, of won games, and of the run's own self-play positions of the
   same track (`--shards`), by phase.
@@ -33,9 +39,11 @@ from catena_zero.data.atomic import atomic_write_text
 from catena_zero.data.shards import list_shards, read_shard
 from catena_zero.export.evaluator import read_model_network
 from catena_zero.mcts.config import SearchConfig
+from catena_zero.mcts.endgame import ExactEndgame
 from catena_zero.mcts.search import search
+from catena_zero.mcts.solver import SolverBudgetExceeded
 from catena_zero.network.output import wdl_to_value
-from catena_zero.rules import BLACK, EMPTY, NO_ACTION, WHITE, Engine, GameState, Track
+from catena_zero.rules import BLACK, NO_ACTION, WHITE, Engine, GameState, Track
 
 PHASES = ("opening", "middle", "endgame")
 EVALUATION_BATCH = 512
@@ -51,15 +59,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the deep search's simulations: this many times the player's")
     parser.add_argument("--exact-cells", type=int, default=10,
                         help="the deep search solves leaves with at most this many legal cells")
+    parser.add_argument("--solve-cells", type=int, default=14,
+                        help="the exact scan solves positions with at most this many legal "
+                             "cells")
+    parser.add_argument("--solve-budget", type=int, default=2_000_000,
+                        help="most positions one exact solve may visit")
     parser.add_argument("--gallery", type=int, default=6, help="turning points drawn")
     parser.add_argument("--images", default="", help="folder for the gallery's PNG files "
                         "(default: OUT/gallery)")
     parser.add_argument("--out", default="runs/loss")
 
 
-def phase_of(filled_share: np.ndarray) -> np.ndarray:
-    """0 opening, 1 middle, 2 endgame by the share of cells filled ([...] float)."""
-    return np.digitize(filled_share, [1 / 3, 2 / 3])
+def phase_of(legal_share: np.ndarray) -> np.ndarray:
+    """0 opening (more than two thirds of the cells legal), 1 middle, 2 endgame (at most a
+    third legal), by the share of cells still legal ([...] float)."""
+    return 2 - np.digitize(legal_share, [1 / 3, 2 / 3], right=True)
 
 
 def replay_positions(engine: Engine, komi: int, games: list[list[int]]
@@ -132,7 +146,7 @@ def shard_figures(directory: str, track: Track, model_path: str, limit: int) -> 
     if not chosen:
         return {}
     model = read_model_network(Path(model_path), "cpu").model  # an InferenceModel
-    rows = {"value_error": [], "entropy": [], "filled": []}
+    rows = {"value_error": [], "entropy": [], "legal": []}
     num_cells = track.rules().board.num_cells
     for samples in chosen:
         for start in range(0, len(samples.weight), EVALUATION_BATCH):
@@ -149,10 +163,8 @@ def shard_figures(directory: str, track: Track, model_path: str, limit: int) -> 
                                 else output.policy_logits)
             rows["value_error"].append((value - outcome) ** 2)
             rows["entropy"].append(legal_entropy(logits, samples.legal_mask[start:stop]))
-            # Cells filled: the legal mask does not say; the first two planes hold the
-            # stones of the side to move and of the opponent.
-            stones = samples.planes[start:stop, :2].reshape(stop - start, -1).sum(axis=1)
-            rows["filled"].append(stones / num_cells)
+            legal_cells = samples.legal_mask[start:stop, :num_cells].sum(axis=1)
+            rows["legal"].append(legal_cells / num_cells)
             limit -= stop - start
             if limit <= 0:
                 break
@@ -160,7 +172,7 @@ def shard_figures(directory: str, track: Track, model_path: str, limit: int) -> 
             break
     value_error = np.concatenate(rows["value_error"])
     entropy = np.concatenate(rows["entropy"])
-    phases = phase_of(np.concatenate(rows["filled"]))
+    phases = phase_of(np.concatenate(rows["legal"]))
     return by_phase(value_error, entropy, phases)
 
 
@@ -200,15 +212,16 @@ def analyse(arguments: argparse.Namespace, log=print) -> dict:
     model_colour = np.array([BLACK if game["a_colour"] == "black" else WHITE
                              for _, game in records])  # [G]
     to_move = np.stack([states.to_move for states in positions], axis=1)  # [G, T]
-    filled = np.stack([(states.stones != EMPTY).sum(axis=1) for states in positions],
-                      axis=1) / rules.board.num_cells  # [G, T]
+    legal_cells = np.stack([engine.legal_actions(states)[:, :-1].sum(axis=1)
+                            for states in positions], axis=1)  # [G, T]
+    legal_share = legal_cells / rules.board.num_cells  # [G, T]
     model_values = np.where(to_move == model_colour[:, None], values, -values)  # [G, T]
     points = np.array([game["a_points"] for _, game in records])  # [G]
     outcome = np.where(points == 1.0, 1.0, np.where(points == 0.0, -1.0, 0.0))  # [G]
     mover_outcome = np.where(to_move == model_colour[:, None], outcome[:, None],
                              -outcome[:, None])  # [G, T] the side to move's result
     value_error = (values - mover_outcome) ** 2  # [G, T]
-    phases = phase_of(filled)
+    phases = phase_of(legal_share)
 
     lost = np.flatnonzero(points == 0.0)
     won = np.flatnonzero(points == 1.0)
@@ -225,7 +238,7 @@ def analyse(arguments: argparse.Namespace, log=print) -> dict:
         losses.append({"game": int(game), "opponent": records[game][0],
                        "model_colour": "black" if model_colour[game] == BLACK else "white",
                        "plies": plies, "turning_ply": turn,
-                       "filled_share": float(filled[game, min(turn, plies - 1)]),
+                       "legal_share": float(legal_share[game, min(turn, plies - 1)]),
                        "phase": PHASES[int(phases[game, min(turn, plies - 1)])],
                        "turned_by": "model" if moved_by_model else "opponent",
                        "value_before": float(model_values[game, turn - 1]) if turn else None,
@@ -233,6 +246,12 @@ def analyse(arguments: argparse.Namespace, log=print) -> dict:
                        "result": records[game][1]["result"]})
         if last_model_ply is not None:
             deep_index.append((len(losses) - 1, int(game), last_model_ply))
+        exact = exact_decision(engine, positions, int(game), plies, int(model_colour[game]),
+                               legal_cells[game], arguments.solve_cells, arguments.solve_budget)
+        if exact["verdict"] == "thrown away":  # what the network thought of the position
+            exact["net_value_before"] = float(model_values[game, exact["ply"]])
+            exact["move"] = rules.board.action_name(int(games[game][exact["ply"]]))
+        losses[-1]["exact"] = exact
     deep = deep_searches(engine, evaluator, positions, games, deep_index, search_settings,
                          arguments.deep_factor, arguments.exact_cells)
     for (loss_number, _, _), found in zip(deep_index, deep, strict=True):
@@ -321,9 +340,56 @@ def summarise(losses: list[dict]) -> dict:
     gains = [found["q_deep_choice"] - found["q_played"] for found in with_deep
              if not found["agrees"]]
     summary["deep_mean_q_gain"] = float(np.mean(gains)) if gains else 0.0
-    summary["mean_turning_filled_share"] = float(np.mean(
-        [loss["filled_share"] for loss in losses])) if losses else 0.0
+    summary["mean_turning_legal_share"] = float(np.mean(
+        [loss["legal_share"] for loss in losses])) if losses else 0.0
+    summary["mean_turning_game_share"] = float(np.mean(
+        [loss["turning_ply"] / loss["plies"] for loss in losses])) if losses else 0.0
+    exact = [loss["exact"] for loss in losses if "exact" in loss]
+    verdicts: dict[str, int] = {}
+    for found in exact:
+        verdicts[found["verdict"]] = verdicts.get(found["verdict"], 0) + 1
+    summary["exact_verdicts"] = verdicts
+    thrown = [found for found in exact if found["verdict"] == "thrown away"]
+    summary["thrown_away_legal_cells"] = [found["legal_cells"] for found in thrown]
+    summary["thrown_away_net_value"] = [found["net_value_before"] for found in thrown]
     return summary
+
+
+def exact_decision(engine: Engine, positions: list[GameState], game: int, plies: int,
+                   model_colour: int, legal_cells: np.ndarray, max_cells: int,
+                   budget: int) -> dict:
+    """Walk one lost game back from its end through its positions of at most `max_cells`
+    legal cells, solving each exactly (the model's view: 1 win, 0 draw, -1 loss); the
+    decisive move is the model's last move from a position it could hold (>= 0) into a
+    lost one. `verdict`: "thrown away" (that move is found), "lost before the horizon"
+    (every solved position already lost) or "unsolved" (none solved within the budget)."""
+    solver = ExactEndgame(engine.rules, max_positions=budget)
+    values: dict[int, float] = {}
+    for ply in range(plies - 1, -1, -1):
+        if legal_cells[ply] > max_cells:
+            break
+        states = positions[ply].take(np.array([game]))
+        if states.terminal[0]:
+            continue
+        try:
+            margin = float(solver.margins(states, np.array([0]))[0])
+        except SolverBudgetExceeded:
+            break
+        values[ply] = float(np.sign(margin) * (1.0 if model_colour == BLACK else -1.0))
+    if not values:
+        return {"verdict": "unsolved", "solved_plies": 0}
+    found = {"solved_plies": len(values), "horizon_ply": min(values),
+             "horizon_legal_cells": int(legal_cells[min(values)])}
+    to_move = [int(positions[ply].to_move[game]) for ply in range(plies)]
+    for ply in sorted(values, reverse=True):
+        after = values.get(ply + 1, -1.0 if ply + 1 >= plies else None)
+        if to_move[ply] == model_colour and values[ply] >= 0 and after is not None \
+                and after < 0:
+            return {**found, "verdict": "thrown away", "ply": ply,
+                    "legal_cells": int(legal_cells[ply]), "value_before": values[ply]}
+    if max(values.values()) < 0:
+        return {**found, "verdict": "lost before the horizon"}
+    return {**found, "verdict": "unclear"}
 
 
 def draw_gallery(rules, positions, games, losses, count: int, folder: Path) -> list[dict]:

@@ -27,9 +27,50 @@ def test_the_turning_point_is_where_the_value_stays_below_zero() -> None:
     assert loss_analysis.turning_point(np.array([0.0, -0.5])) == 1  # zero is not losing
 
 
-def test_phases_split_the_board_in_thirds() -> None:
-    shares = np.array([0.0, 0.32, 1 / 3, 0.5, 0.66, 2 / 3, 1.0])
-    assert loss_analysis.phase_of(shares).tolist() == [0, 0, 1, 1, 1, 2, 2]
+def test_phases_split_the_legal_cells_in_thirds() -> None:
+    shares = np.array([1.0, 0.7, 2 / 3, 0.5, 0.34, 1 / 3, 0.1, 0.0])
+    assert loss_analysis.phase_of(shares).tolist() == [0, 0, 1, 1, 1, 2, 2, 2]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_exact_scan_finds_the_move_that_threw_the_game_away(seed: int) -> None:
+    from catena_zero.mcts.endgame import ExactEndgame
+
+    rules = Rules(3)
+    engine = Engine(rules)
+    rng = np.random.default_rng(seed)
+    komi = 10  # side 3's exact fair komi is 10.5: Black wins with perfect play
+    state = engine.new_games(1, komi)
+    actions = []
+    while not state.terminal[0]:
+        action = engine.random_actions(state, rng)
+        actions.append(int(action[0]))
+        engine.step(state, action)
+    loser = 3 - int(engine.result(state).winner[0]) if engine.result(state).winner[0] else 1
+    positions, alive = loss_analysis.replay_positions(engine, komi, [actions])
+    legal = np.array([engine.legal_actions(p)[0, :-1].sum() for p in positions])
+    found = loss_analysis.exact_decision(engine, positions, 0, len(actions), loser, legal,
+                                         max_cells=rules.board.num_cells, budget=10**7)
+    solver = ExactEndgame(rules)
+
+    def loser_value(ply: int) -> float:
+        if ply >= len(actions):
+            return -1.0
+        margin = solver.margins(positions[ply], np.array([0]))[0]
+        return float(np.sign(margin)) * (1.0 if loser == 1 else -1.0)
+
+    values = [loser_value(ply) for ply in range(len(actions))]
+    if found["verdict"] == "thrown away":
+        ply = found["ply"]
+        assert positions[ply].to_move[0] == loser and values[ply] >= 0
+        assert loser_value(ply + 1) < 0
+        # no later move of the loser turned a held position into a lost one
+        assert not any(positions[later].to_move[0] == loser and values[later] >= 0
+                       and loser_value(later + 1) < 0
+                       for later in range(ply + 1, len(actions)))
+    else:
+        assert found["verdict"] == "lost before the horizon"
+        assert max(values) < 0
 
 
 def test_entropy_counts_only_legal_moves() -> None:
