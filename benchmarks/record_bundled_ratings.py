@@ -37,6 +37,7 @@ import re
 import sys
 from pathlib import Path
 
+from catena_zero.data.file_history import same_content_hashes
 from catena_zero.export.metadata import ModelFileError
 from catena_zero.export.model_file import read_metadata
 from catena_zero.export.ratings import read_ratings
@@ -85,7 +86,8 @@ def report_anchor_records(report_path: Path, model_path: Path) -> AnchorModel:
         raise ValueError(f"{where}: names no model file SHA-256 (model_player); play it "
                          f"again with this general_targets")
     bundled = file_sha256(model_path)
-    if recorded != bundled:
+    # A file rewritten with the same metadata and weights keeps the matches it played.
+    if recorded not in same_content_hashes(bundled):
         raise ValueError(f"{where}: played the file of SHA-256 {recorded[:16]}..., the "
                          f"bundled {model_path.name} is {bundled[:16]}...; refused")
     matches = report.get("matches")

@@ -4,12 +4,14 @@
     catena-zero export --champion --side 6 --registry runs/champions.json --output side6.pt
     catena-zero export --checkpoint C.pt --output m.pt --elo_csv runs/ladder/elo.csv
     catena-zero export --convert old-format1.pt --output m.pt    # read without unpickling
+    catena-zero export --checkpoint C.pt --output m.pt program=true   # with its program
 
 Its metadata holds the tracks the checkpoint was trained on (for a size-general run, every
 track of its mix, from the checkpoint), each with its komi range, Elo and fair komi, and the
 network config, training steps and format version; loading it never unpickles anything.
-It also holds a torch.export program for torch-only users of files they trust
-(catena_zero.export.model_file).
+With `program=true` it also holds a torch.export program for torch-only users of files they
+trust (catena_zero.export.model_file); it is about two thirds of the file and nothing in
+the project reads it, so it is written only on request.
 """
 
 from __future__ import annotations

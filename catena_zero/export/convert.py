@@ -2,6 +2,11 @@
 
     convert_model_file("old-side6.pt", "side6.pt")     # -> the new file's ModelMetadata
     catena-zero export --convert old-side6.pt --output side6.pt
+    catena-zero export convert=side6.pt output=side6.pt               # drop its program
+    catena-zero export convert=side6.pt output=program.pt program=true  # add one
+
+A current-format source is rewritten with its metadata and weights copied byte for byte and
+its torch.export program left out, or made afresh with `program` (rewrite_model_file).
 
 Nothing in the old file is unpickled. `torch.export.save` lays a program out as
 
@@ -40,6 +45,7 @@ from catena_zero.export.model_file import (
     open_archive,
     parse_json,
     read_file_bytes,
+    rewrite_model_file,
     save_model_file,
 )
 
@@ -171,9 +177,13 @@ def read_format1_network(path: str | Path) -> tuple[torch.nn.Module, ModelMetada
 
 
 def convert_model_file(source: str | Path, target: str | Path, *,
-                       program: bool = True) -> ModelMetadata:
-    """Rewrite the format-1 model file `source` as a current one at `target` (atomically;
-    `target` may be `source`), with its metadata kept; returns the new metadata."""
+                       program: bool = False) -> ModelMetadata:
+    """Rewrite the model file `source` as a current one at `target` (atomically; `target`
+    may be `source`), with its metadata kept, and a torch.export program only with
+    `program`; returns the new metadata. A current-format source keeps its metadata and
+    weights members byte for byte (rewrite_model_file)."""
+    if METADATA_MEMBER in open_archive(source, read_file_bytes(source)):
+        return rewrite_model_file(source, target, program=program)
     net, metadata = read_format1_network(source)
     save_model_file(net, metadata, target, program=program)
     return metadata

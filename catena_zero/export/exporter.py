@@ -62,7 +62,8 @@ class ExportConfig:
     elo_reference: str | None = None  # what the Elo is relative to (default: ladder anchor)
     elo_csv: str | None = None  # arena ladder elo.csv to take the Elo from (row of the same step)
     ratings: str | None = None  # ratings file of tracks' Elo against one reference player
-    convert: str | None = None  # a format-1 model file to rewrite in the current format
+    convert: str | None = None  # a model file to rewrite in the current format (format 1 too)
+    program: bool = False  # also write a torch.export program (2/3 of the file; never read)
 
     def __post_init__(self) -> None:
         sources = [bool(self.checkpoint), bool(self.champion), bool(self.convert)]
@@ -159,13 +160,15 @@ def export_model(source: str | os.PathLike | Track, path: str | os.PathLike, *,
                  tracks: Sequence[Track | str] | None = None,
                  elos: Mapping[Track | str, float] | None = None,
                  fair_komis: Mapping[Track | str, float] | None = None,
-                 ratings: str | os.PathLike | Ratings | None = None) -> ModelMetadata:
+                 ratings: str | os.PathLike | Ratings | None = None,
+                 program: bool = False) -> ModelMetadata:
     """Write the model file of a checkpoint (path) or champion (Track); returns its metadata.
 
     `tracks` (default: the checkpoint's, see the module docstring) are listed in the file,
     the source's track first; `elo` or `elo_csv` rate the source's track, `elos` and
     `fair_komis` give any track's Elo and fair komi; `ratings` (a Ratings or its file) rates
-    tracks against its reference player instead of `elo`, `elo_csv`, `elos`. Raises
+    tracks against its reference player instead of `elo`, `elo_csv`, `elos`; `program` adds
+    the torch.export program for torch-only users (model_file). Raises
     ValueError (CheckpointError, RatingsFileError, ...) naming the problem when the source or
     the ratings file is missing or damaged, or a track is unknown; nothing is written then.
     """
@@ -211,7 +214,7 @@ def export_model(source: str | os.PathLike | Track, path: str | os.PathLike, *,
                              fair_komi=komis.get(track)) for track in listed]
     metadata = metadata_for(net, entries, network_config=net.config.to_dict(),
                             training_steps=step, source=description)
-    save_model_file(net, metadata, path)
+    save_model_file(net, metadata, path, program=program)
     return metadata
 
 
@@ -219,7 +222,7 @@ def export_from_config(config: ExportConfig) -> ModelMetadata:
     """`export_model` (or, with `convert`, `convert_model_file`) driven by an ExportConfig
     (what `catena-zero export` runs)."""
     if config.convert:
-        return convert_model_file(config.convert, config.output)
+        return convert_model_file(config.convert, config.output, program=config.program)
     source: str | Track
     if config.champion:
         source = Track(config.side, config.game_type, config.scoring)
@@ -227,4 +230,4 @@ def export_from_config(config: ExportConfig) -> ModelMetadata:
         source = str(config.checkpoint)
     return export_model(source, config.output, registry=config.registry, elo=config.elo,
                         elo_reference=config.elo_reference, elo_csv=config.elo_csv,
-                        ratings=config.ratings)
+                        ratings=config.ratings, program=config.program)

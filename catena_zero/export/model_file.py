@@ -5,7 +5,9 @@ A model file (format version 2 or 3, see catena_zero.export.metadata; the bundle
 
     catena_model.json     the metadata (catena_zero.export.metadata.ModelMetadata)
     weights.safetensors   the network's state dict
-    program.pt2           optional: a `torch.export` program of the same network
+    program.pt2           optional: a `torch.export` program of the same network (written
+                          only on request, `catena-zero export ... program=true`: it is
+                          about two thirds of a file and the project never reads it)
 
 `load_model_file` never unpickles and never runs anything from the file: it checks the
 archive (catena_zero.export.container: bounded sizes, CRC of every member), the format and
@@ -13,7 +15,8 @@ every metadata field, rebuilds the network with the project's own PolicyValueNet
 metadata, and loads the safetensors weights into it after checking their names, shapes and
 dtypes against that network. The program is only read with `trust_program=True`, because
 `torch.export.load` unpickles parts of it; the network never needs it. It is there for
-torch-only users of a file they trust::
+torch-only users of a file they trust (the bundled files hold none; `catena-zero export
+convert=FILE output=NEW program=true` adds one, `rewrite_model_file`)::
 
     import io, zipfile, torch
     data = zipfile.ZipFile("side6.pt").read("program.pt2")
@@ -62,7 +65,7 @@ __all__ = [
     "FORMAT_NAME", "FORMAT_VERSION", "METADATA_MEMBER", "OUTPUT_NAMES", "PROGRAM_MEMBER",
     "PER_SIDE_VERSION", "READ_VERSIONS", "WEIGHTS_MEMBER", "ModelFile", "ModelFileError",
     "ModelMetadata", "ModelTrack", "load_model_file", "lowest_version", "metadata_for",
-    "read_file_bytes", "read_metadata", "save_model_file",
+    "read_file_bytes", "read_metadata", "rewrite_model_file", "save_model_file",
 ]
 
 METADATA_MEMBER = "catena_model.json"
@@ -253,7 +256,9 @@ def _load_from_bytes(path: str | Path, data: bytes, trust_program: bool) -> Mode
     program = None
     if trust_program:
         if PROGRAM_MEMBER not in archive:
-            raise ModelFileError(f"model file {path}: holds no {PROGRAM_MEMBER}")
+            raise ModelFileError(f"model file {path}: holds no {PROGRAM_MEMBER} (written only "
+                                 f"on request); add one with `catena-zero export "
+                                 f"convert={path} output=NEW.pt program=true`")
         try:
             program = torch.export.load(io.BytesIO(archive.read(PROGRAM_MEMBER))).module()
         except Exception as error:  # torch raises many kinds for damaged archives
@@ -313,7 +318,7 @@ def _export_program(net: torch.nn.Module, metadata: ModelMetadata) -> bytes:
 
 
 def save_model_file(net: torch.nn.Module, metadata: ModelMetadata, path: str | Path, *,
-                    program: bool = True) -> Path:
+                    program: bool = False) -> Path:
     """Write `net` (a PolicyValueNet; the caller's copy keeps its device and mode) and its
     metadata to `path`, atomically; with `program` also its torch.export program.
 
@@ -344,3 +349,22 @@ def save_model_file(net: torch.nn.Module, metadata: ModelMetadata, path: str | P
                      f"{text}")
     atomic_write_bytes(path, data)
     return path
+
+
+def rewrite_model_file(source: str | Path, target: str | Path, *,
+                       program: bool = False) -> ModelMetadata:
+    """Write the current-format model file `source` to `target` (atomically; it may be
+    `source`) with its metadata and weights members copied byte for byte, and its
+    torch.export program made afresh from the loaded network with `program`, else left out;
+    returns the metadata. The file is fully checked first (never unpickled: an old program
+    is dropped unread), so a damaged one raises ModelFileError and nothing is written."""
+    data = read_file_bytes(source)
+    model = _load_from_bytes(source, data, trust_program=False)
+    archive = open_archive(source, data)
+    members = [(name, archive.read(name)) for name in (METADATA_MEMBER, WEIGHTS_MEMBER)]
+    if program:
+        members.append((PROGRAM_MEMBER, _export_program(model.network, model.metadata)))
+    written = write_archive(members)
+    _load_from_bytes(target, written, trust_program=False)  # what is written loads back
+    atomic_write_bytes(target, written)
+    return model.metadata

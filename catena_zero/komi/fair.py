@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from catena_zero.arena.agents import SearchAgent
+from catena_zero.data.file_history import same_content_hashes
 from catena_zero.komi.config import SweepConfig
 from catena_zero.komi.sweep import fit_table, run_sweep
 from catena_zero.mcts.config import SearchConfig
@@ -155,8 +156,9 @@ def _sha256(path: Path) -> str:
 def atlas_crossing(rules: Rules, model_sha256: str,
                    atlas_path: str | Path = ATLAS_PATH) -> dict | None:
     """The atlas record of `rules`' komi track when the atlas measured it with the model of
-    that SHA-256 and bracketed the crossing inside the range (both ends closed); None
-    otherwise, and when the atlas file is missing or unreadable (the network then answers)."""
+    that SHA-256 (or an earlier SHA-256 of the same file, catena_zero.data.file_history) and
+    bracketed the crossing inside the range (both ends closed); None otherwise, and when the
+    atlas file is missing or unreadable (the network then answers)."""
     name = f"side{rules.side}-komi-{rules.scoring.value}"
     try:
         record = json.loads(Path(atlas_path).read_text())["records"][name]
@@ -166,7 +168,8 @@ def atlas_crossing(rules: Rules, model_sha256: str,
     except (OSError, ValueError, KeyError, TypeError):
         return None
     closed = low is not None and high is not None and math.isfinite(estimate)
-    if record.get("status") != "measured" or measured_with != model_sha256 or not closed:
+    if (record.get("status") != "measured" or not closed
+            or measured_with not in same_content_hashes(model_sha256)):
         return None
     return record
 

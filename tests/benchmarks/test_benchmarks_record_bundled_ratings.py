@@ -247,3 +247,21 @@ def test_a_report_that_cannot_rate_the_bundled_file_is_refused_in_one_line(
     assert error.startswith("record_bundled_ratings: --targets ") and error.count("\n") == 1
     assert expected in error
     assert table.read_text() == text
+
+
+def test_a_report_of_the_file_before_a_rewrite_that_kept_its_weights_is_recorded(
+        table, capsys, monkeypatch) -> None:
+    """A report names the bundled file by the SHA-256 it had when it played; a file later
+    rewritten with the same metadata and weights (catena_zero.data.file_history, the bundled
+    files without their program) keeps it, and the record names today's file."""
+    from catena_zero.data import file_history
+
+    _bundle(table, ["general.pt"])
+    model = table.parent / "general.pt"
+    today = record_bundled_ratings.file_sha256(model)
+    monkeypatch.setitem(file_history.EARLIER_SHA256, today, ("1" * 64,))
+    report = _report(table.parent / "targets.json", model, MATCHES, sha256="1" * 64)
+    assert record_bundled_ratings.main(["general.pt", "--targets", str(report), "--table",
+                                        str(table)]) == 0
+    assert "general.pt: 3 anchor records on 2 tracks" in capsys.readouterr().out
+    assert read_bundled_ratings(table).anchors.models["general.pt"].sha256 == today

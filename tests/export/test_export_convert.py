@@ -15,7 +15,9 @@ from catena_zero.cli.common import ConfigError, InputFileError
 from catena_zero.cli.export import main as export_main
 from catena_zero.export.convert import convert_model_file, read_format1_network
 from catena_zero.export.model_file import (
+    METADATA_MEMBER,
     PROGRAM_MEMBER,
+    WEIGHTS_MEMBER,
     ModelFileError,
     load_model_file,
 )
@@ -61,13 +63,13 @@ def test_conversion_keeps_the_weights_and_the_metadata(old_file: Path, tmp_path:
 
 def test_cli_convert(old_file: Path, tmp_path: Path, capsys) -> None:
     output = tmp_path / "cli.pt"
-    assert export_main([f"convert={old_file}", f"output={output}"]) == 0
+    assert export_main([f"convert={old_file}", f"output={output}", "program=true"]) == 0
     assert "side 3 komi/standard, 99 training steps, Elo 432, format version 2" in \
         capsys.readouterr().out
     assert PROGRAM_MEMBER in zipfile.ZipFile(output).namelist()
     assert load_model_file(output, trust_program=True).program is not None
-    with pytest.raises(InputFileError, match="already in the current format"):
-        export_main([f"convert={output}", f"output={tmp_path / 'again.pt'}"])
+    assert export_main([f"convert={old_file}", f"output={tmp_path / 'plain.pt'}"]) == 0
+    assert PROGRAM_MEMBER not in zipfile.ZipFile(tmp_path / "plain.pt").namelist()
     with pytest.raises(InputFileError, match="does not exist"):
         export_main([f"convert={tmp_path / 'missing.pt'}", f"output={tmp_path / 'x.pt'}"])
     with pytest.raises(ConfigError, match="keeps the file's own Elo"):
@@ -76,6 +78,31 @@ def test_cli_convert(old_file: Path, tmp_path: Path, capsys) -> None:
         export_main([f"convert={old_file}", f"checkpoint={old_file}",
                      f"output={tmp_path / 'x.pt'}"])
     assert not (tmp_path / "x.pt").exists() and not (tmp_path / "again.pt").exists()
+
+
+def test_converting_a_current_file_copies_its_metadata_and_weights_byte_for_byte(
+        tmp_path: Path) -> None:
+    """convert of a current-format file drops its program (or adds one with program=true)
+    and copies the metadata and weights members unchanged: how the bundled files lost
+    theirs. A trusted load of a file without a program says in one line how to add one."""
+    source = tmp_path / "with-program.pt"
+    source.write_bytes(tiny_model_file(3).read_bytes())
+    stripped, restored = tmp_path / "stripped.pt", tmp_path / "restored.pt"
+    assert export_main([f"convert={source}", f"output={stripped}"]) == 0
+    assert export_main([f"convert={stripped}", f"output={restored}", "program=true"]) == 0
+    members = {path: zipfile.ZipFile(path) for path in (source, stripped, restored)}
+    assert members[stripped].namelist() == [METADATA_MEMBER, WEIGHTS_MEMBER]
+    for name in (METADATA_MEMBER, WEIGHTS_MEMBER):
+        assert members[source].read(name) == members[stripped].read(name) == \
+            members[restored].read(name)
+    assert load_model_file(restored, trust_program=True).program is not None
+    with pytest.raises(ModelFileError, match=r"holds no program.pt2.*catena-zero export "
+                       r"convert=.*program=true"):
+        load_model_file(stripped, trust_program=True)
+    in_place = tmp_path / "in-place.pt"
+    in_place.write_bytes(source.read_bytes())
+    assert export_main([f"convert={in_place}", f"output={in_place}"]) == 0
+    assert in_place.read_bytes() == stripped.read_bytes()
 
 
 def _edit_weights_config(change):
@@ -155,4 +182,4 @@ def test_bundled_champions_are_converted_with_their_outputs(side: int) -> None:
     out = model.run(*observe(engine, states))
     np.testing.assert_allclose(out["value_logits"], BUNDLED[side]["value_logits"], atol=2e-4)
     np.testing.assert_allclose(out["score"], BUNDLED[side]["score"], atol=2e-3)
-    assert PROGRAM_MEMBER in zipfile.ZipFile(bundled_model_path(side)).namelist()
+    assert PROGRAM_MEMBER not in zipfile.ZipFile(bundled_model_path(side)).namelist()

@@ -3,6 +3,7 @@ size-general checkpoint with every track of its mix."""
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ from catena_zero.arena.registry import ChampionEntry, ChampionRegistry, Track
 from catena_zero.cli.common import ConfigError
 from catena_zero.cli.export import main as export_main
 from catena_zero.export.exporter import LADDER_REFERENCE, export_model
-from catena_zero.export.model_file import load_model_file
+from catena_zero.export.model_file import PROGRAM_MEMBER, WEIGHTS_MEMBER, load_model_file
 from catena_zero.rules import Engine, Rules, observe
 from catena_zero.train import CheckpointError, Counters, TrainConfig, Trainer, save_checkpoint
 from tests.export.tiny_model import tiny_general_network, tiny_network
@@ -74,6 +75,21 @@ def test_cli_export_and_refusals(checkpoint: Path, tmp_path: Path, capsys):
     with pytest.raises(ConfigError, match="exactly one source"):
         export_main([f"output={tmp_path / 'y.pt'}"])
     assert not (tmp_path / "y.pt").exists()
+
+
+def test_cli_export_writes_the_program_only_when_asked(checkpoint: Path, tmp_path: Path):
+    """The torch.export program is most of a file and nothing in the project reads it: an
+    export leaves it out unless program=true; the weights are the same either way."""
+    plain, with_program = tmp_path / "plain.pt", tmp_path / "program.pt"
+    assert export_main([f"checkpoint={checkpoint}", f"output={plain}"]) == 0
+    assert export_main([f"checkpoint={checkpoint}", f"output={with_program}",
+                        "program=true"]) == 0
+    assert zipfile.ZipFile(plain).namelist() == ["catena_model.json", WEIGHTS_MEMBER]
+    assert PROGRAM_MEMBER in zipfile.ZipFile(with_program).namelist()
+    assert load_model_file(with_program, trust_program=True).program is not None
+    assert zipfile.ZipFile(plain).read(WEIGHTS_MEMBER) == \
+        zipfile.ZipFile(with_program).read(WEIGHTS_MEMBER)
+    assert plain.stat().st_size < with_program.stat().st_size / 2
 
 
 def test_export_of_a_run_with_averaged_weights_exports_the_average(tmp_path: Path):

@@ -92,3 +92,22 @@ def test_gtp_answers_the_komi_and_names_its_source_on_stderr():
     install_model_commands(engine, player)
     assert engine.handle_line("catena-choose-komi") == "= 10\n\n"
     assert "catena-zero: komi 10 from the komi atlas" in notes.getvalue()
+
+
+def test_a_bundled_file_rewritten_with_the_same_weights_keeps_its_atlas_crossing():
+    """The bundled general-step90144.pt plays 4/komi/quadratic and is the file the committed
+    atlas measured (under its SHA-256 before the bundled files lost their torch.export
+    program, weights unchanged): a game there is still played at the atlas's komi."""
+    import torch
+
+    from catena_zero.komi.fair import ATLAS, komi_for_play
+    from catena_zero.play.bundled import ModelLibrary
+    from catena_zero.play.model_player import ModelPlayer, PlayerConfig
+
+    torch.set_num_threads(1)
+    rules = Rules(side=4, scoring="quadratic")
+    library = ModelLibrary()
+    assert library.choice(rules) == "general-step90144.pt"
+    choice = komi_for_play(ModelPlayer(library, PlayerConfig(simulations=8)), rules)
+    assert (choice.komi, choice.source) == (176, ATLAS)
+    assert "crosses one half at 176.00 in [105, 226]" in choice.note

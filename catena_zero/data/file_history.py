@@ -1,0 +1,44 @@
+"""Files rewritten with what they hold unchanged, and the SHA-256s they had before.
+
+A measurement names the file it was made with by its SHA-256: the komi atlas
+(docs/komi/atlas.json, whose crossings `catena_zero.komi.fair` plays at), a strength report
+of `benchmarks.general_targets` that `benchmarks.record_bundled_ratings` records. The
+bundled model files (`catena_zero/play/models/`) were rewritten on 2026-12-06 without their
+optional `program.pt2` member, their metadata and weights members byte for byte the same
+(docs/reference/export.md#bundled-files-rewritten-without-their-program): a measurement of
+the earlier file is a measurement of today's. A reader that matches a file by SHA-256
+accepts every hash of `same_content_hashes`.
+"""
+
+from __future__ import annotations
+
+# SHA-256 of today's file -> the SHA-256s it had before, same metadata and weights.
+EARLIER_SHA256: dict[str, tuple[str, ...]] = {
+    # general-step201952.pt
+    "2827565077afa3725cf850b3afdedb3ef36b4bb96868a1c41e4f9c0e038c71ae":
+        ("9119a286b250f5bd490a791465f0be0ccd842a809313442d5c927323aa80136a",),
+    # general-step38752.pt
+    "7d855425c876bba8326666864e37912291d90d1c2146700587468e1c8bd256e9":
+        ("e8b98577209a2d282c028abfaad7bacbf7d784235a86e914405727bc10be445d",),
+    # general-step7328.pt
+    "85acfa5774879c794af7dacb5b90b3bb9e67a8e1728a81764146e9a5a420ef70":
+        ("e168a66735891c729d97a6af4a92d160926b2aa5311c6a71a7abb7b5e8ab4d5e",),
+    # general-step90144.pt
+    "0a4714cbe7db359681e2e5c009dd4a1105a2079fdfbaa28d5e7c21d2e123f472":
+        ("a65abc7ed5d794d819077a23e1668ed38bd8ce2d8a71de8e0a02b7f649bea133",),
+    # general.pt (step 148640)
+    "00a8514f94f48ccf04ba73f8085dc70341b06b5dc977378295074d453772b51c":
+        ("699db2b7c7dcb0ffdff63d354499682e48a23de0ef2ceb35dab650e5c16f1633",),
+    # side4.pt
+    "50bd8fce2a992394d7ce5e80e67bbc4cbb6d5b21495903af29b580e3e8e755e6":
+        ("fd42cb437f8920d6ac289505e6b8edca631c50696a47d41786f079b60f19c70a",),
+    # side6.pt
+    "c26680c95c4754c41dbb5eb658098015d151f02a6eafbdec6a10029fbfcd0368":
+        ("f6b29c95b12dc7596644342d7280102c30a52dad2caf0f939308663ca68c6262",),
+}
+
+
+def same_content_hashes(sha256: str) -> frozenset[str]:
+    """`sha256` and the hashes the file of that SHA-256 had before a rewrite that kept its
+    contents (just `sha256` for any other file)."""
+    return frozenset((sha256, *EARLIER_SHA256.get(sha256, ())))
