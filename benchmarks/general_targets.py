@@ -24,7 +24,7 @@ another model file is refused.
 Each finished match is written at once (atomically) to the JSON, with a Markdown table beside
 it (same name, .md), so a long run can be interrupted and continued with `--resume`.
 
-    python -m benchmarks.general_targets model=checkpoints/general/last.pt
+    python -m benchmarks.general_targets model=catena_zero/play/models/general.pt
     python -m benchmarks.general_targets --model M --games 20 --simulations 16 --only 'side6-*'
     python -m benchmarks.general_targets --model M --resume --json runs/targets.json
     python -m benchmarks.general_targets --list                 # the match names
@@ -65,6 +65,7 @@ from benchmarks.search_settings_match import is_setting, replace_fields
 from catena_zero.arena.match import play_match
 from catena_zero.arena.specs import AgentFactory, network_file_kind
 from catena_zero.data.atomic import atomic_write_text
+from catena_zero.data.file_history import same_content_hashes
 from catena_zero.export.evaluator import read_model_network
 from catena_zero.export.model_file import read_metadata
 from catena_zero.export.ratings import Ratings, elo_from_record, write_ratings
@@ -246,8 +247,9 @@ def write_report(path: Path, report: dict) -> None:
 
 def load_resumed(path: Path, settings: dict, sha256: str = "") -> dict:
     """The matches already in `path` (a report of the same settings and, where it names one,
-    the model file of SHA-256 `sha256`); {} when absent. ValueError naming the file when it is
-    another format, other settings or another model."""
+    the model file of SHA-256 `sha256` or of its earlier bytes, catena_zero.data.file_history);
+    {} when absent. ValueError naming the file when it is another format, other settings or
+    another model."""
     if not path.exists():
         return {}
     try:
@@ -261,7 +263,8 @@ def load_resumed(path: Path, settings: dict, sha256: str = "") -> dict:
         raise ValueError(f"--resume {path}: recorded with other settings "
                          f"{report.get('settings')}, now {settings}")
     recorded = (report.get("model_player") or {}).get("sha256")
-    if sha256 and recorded and recorded != sha256:
+    # A file rewritten with the same metadata and weights resumes the report it began.
+    if sha256 and recorded and recorded not in same_content_hashes(sha256):
         raise ValueError(f"--resume {path}: recorded with the model of SHA-256 "
                          f"{recorded[:16]}..., now {sha256[:16]}...")
     return dict(report.get("matches") or {})

@@ -2,7 +2,8 @@
 
 A measurement names the file it was made with by its SHA-256: the komi atlas
 (docs/komi/atlas.json, whose crossings `catena_zero.komi.fair` plays at), a strength report
-of `benchmarks.general_targets` that `benchmarks.record_bundled_ratings` records. The
+of `benchmarks.general_targets` (which `--resume` continues and
+`benchmarks.record_bundled_ratings` records). The
 bundled model files (`catena_zero/play/models/`) were rewritten on 2026-12-06 without their
 optional `program.pt2` member, their metadata and weights members byte for byte the same
 (docs/reference/export.md#bundled-files-rewritten-without-their-program): a measurement of

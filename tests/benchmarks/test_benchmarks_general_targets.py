@@ -169,3 +169,22 @@ def test_the_report_names_each_player_by_its_file_hash_and_search(tmp_path: Path
     shutil.copyfile(bundled_model_path(6), other)
     assert general_targets.main([f"model={other}", *common[1:], "--resume"]) == 2
     assert "recorded with the model of SHA-256" in capsys.readouterr().err
+
+
+def test_a_report_of_the_file_before_a_rewrite_that_kept_its_weights_resumes(
+        tmp_path: Path, monkeypatch) -> None:
+    """A bundled file rewritten with the same metadata and weights (its earlier SHA-256 in
+    catena_zero.data.file_history) resumes the report its earlier bytes began."""
+    from catena_zero.data import file_history
+
+    settings = {"games": 2, "simulations": 2, "seed": 0, "komi": {}}
+    out = tmp_path / "targets.json"
+    out.write_text(json.dumps({
+        "format": general_targets.FORMAT, "format_version": general_targets.FORMAT_VERSION,
+        "model_player": {"sha256": "1" * 64}, "settings": settings,
+        "matches": {"side6-uct200": {"opponent": "uct:200"}}}))
+    with pytest.raises(ValueError, match="recorded with the model of SHA-256 1111"):
+        general_targets.load_resumed(out, settings, "2" * 64)
+    monkeypatch.setitem(file_history.EARLIER_SHA256, "2" * 64, ("1" * 64,))
+    assert general_targets.load_resumed(out, settings, "2" * 64) == {
+        "side6-uct200": {"opponent": "uct:200"}}
