@@ -1,5 +1,6 @@
 """A Catena position drawn as a PNG (matplotlib), laid out as the web page lays it out:
-cell (col, row) at (col - row / 2, -row * sqrt(3) / 2), neighbours one unit apart."""
+cell (col, row) at x = col - row / 2 and row 1 at the bottom (the page's y axis points down,
+matplotlib's up), neighbours one unit apart."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ MARK_COLOURS = {"played": "#d62728", "deep": "#2ca02c"}  # the model's move, the
 def cell_positions(rules: Rules) -> np.ndarray:
     """[C, 2] picture coordinates of the cells."""
     coords = rules.board.coords.astype(np.float64)  # [C, 2] (col, row)
-    return np.stack([coords[:, 0] - coords[:, 1] / 2, -coords[:, 1] * math.sqrt(3) / 2],
+    return np.stack([coords[:, 0] - coords[:, 1] / 2, coords[:, 1] * math.sqrt(3) / 2],
                     axis=1)
 
 

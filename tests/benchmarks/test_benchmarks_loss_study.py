@@ -155,3 +155,19 @@ def test_bad_input_is_one_line(tmp_path: Path, capsys) -> None:
     (tmp_path / "x.json").write_text('{"format": "other"}')
     assert loss_study.main(["analyse", "--games-file", str(tmp_path / "x.json")]) == 1
     assert "not a loss study games file" in capsys.readouterr().err
+
+
+def test_the_picture_lays_cells_out_as_the_page_does() -> None:
+    from benchmarks.board_picture import cell_positions
+
+    rules = Rules(6)
+    positions = cell_positions(rules)
+    board = rules.board
+    a1, f1, a6, f6 = (board.parse_action(name) for name in ("A1", "F1", "A6", "F6"))
+    assert positions[a1, 1] == positions[f1, 1] < positions[a6, 1]  # row 1 at the bottom
+    assert positions[f1, 0] - positions[a1, 0] == pytest.approx(5.0)
+    distances = np.linalg.norm(positions[:, None] - positions[None], axis=2)
+    for cell, neighbours in enumerate(board.neighbours):
+        real = neighbours[neighbours < board.num_cells]
+        assert distances[cell, real] == pytest.approx(np.ones(len(real)))
+    assert positions[f6] == pytest.approx(positions.mean(axis=0))  # F6 is the centre
