@@ -19,14 +19,20 @@ answer does not depend on the lines batched with it.
 
 Input is hostile until proven otherwise: lines are read as bytes in bounded pieces and
 checked before they are parsed (`catena_zero.play.analysis_input`: length, UTF-8, nesting,
-digits); a refused line gets one error line and the engine goes on.
+digits); a refused line gets one error line and the engine goes on. The reader stays at most
+MAX_QUEUED_LINES lines ahead of the searches, and one line's work is bounded: `max_visits`
+per position and `max_time` seconds per search (docs/reference/analysis.md, "Limits").
+
+At the end of input the engine answers every line it has read (`end_of_input: finish`, as
+KataGo does), or with `end_of_input: stop` stops the searches at once: each position in
+progress or still queued is answered from its search so far (at least one visit), with a
+`warning` saying so, and `run` returns within about STOP_CHECK_SECONDS plus one network call.
 """
 
 from __future__ import annotations
 
 import json
 import queue
-import threading
 import time
 from dataclasses import dataclass
 
@@ -39,7 +45,7 @@ from catena_zero.mcts.config import SearchConfig
 from catena_zero.mcts.search import SearchOutput, search
 from catena_zero.mcts.tree import ROOT_INDEX, UNVISITED
 from catena_zero.network import INFERENCE_PRECISIONS
-from catena_zero.play.analysis_input import OverlongLine, read_lines
+from catena_zero.play.analysis_input import END, LineQueue, OverlongLine
 from catena_zero.play.analysis_protocol import (
     Action,
     Query,
@@ -54,6 +60,8 @@ from catena_zero.rules import BLACK, EMPTY, WHITE, Engine, GameState, Rules
 from catena_zero.selfplay.evaluator import STEADY, NetworkEvaluator
 
 PROTOCOL_VERSION = 1
+END_OF_INPUT = ("finish", "stop")
+STOP_CHECK_SECONDS = 0.25  # how often a search looks for the end of input (end_of_input: stop)
 COLOUR_NAMES = {BLACK: "black", WHITE: "white"}
 
 
@@ -62,7 +70,8 @@ class AnalysisConfig:
     """Settings of the analysis engine (`configs/analysis.yaml`)."""
 
     visits: int = 64  # search visits of a query that gives no maxVisits
-    max_visits: int = 100_000  # the largest maxVisits a query may ask
+    max_visits: int = 5_000  # the largest maxVisits a query may ask (larger: an error line)
+    max_time: float = 60.0  # the largest maxTime a query may ask, seconds (larger: an error line)
     batch_size: int = 16  # most query lines read together and searched in one batch
     max_positions: int = 256  # most positions in one search call (bounds the trees' memory)
     batch_wait_ms: float = 5.0  # after a line arrives, wait this long for more to batch
@@ -72,6 +81,7 @@ class AnalysisConfig:
     pv_length: int = 15  # most moves in a principal variation
     exact_endgame_cells: int = 0  # positions with <= this many legal cells solved exactly; 0 off
     leaves_per_call: int = 32  # most leaves each position's search sends to the network together
+    end_of_input: str = "finish"  # finish: answer every line read; stop: cut searches short
     precision: str = "auto"  # auto (bfloat16 if the CPU has AMX/AVX512-BF16) | float32 | bfloat16
 
     def __post_init__(self) -> None:
@@ -84,6 +94,12 @@ class AnalysisConfig:
                              f"{self.max_visits}")
         if not isinstance(self.threads, int) or self.threads < 0:
             raise ValueError(f"threads must be an int >= 0, got {self.threads!r}")
+        if not 0 < self.max_time < float("inf"):
+            raise ValueError(f"max_time must be a number of seconds > 0, got "
+                             f"{self.max_time!r}")
+        if self.end_of_input not in END_OF_INPUT:
+            raise ValueError(f"end_of_input must be finish or stop, got "
+                             f"{str(self.end_of_input)[:20]!r}")
         if not self.batch_wait_ms >= 0:
             raise ValueError(f"batch_wait_ms must be >= 0, got {self.batch_wait_ms!r}")
         if self.algorithm not in ("puct", "gumbel"):
@@ -102,7 +118,13 @@ class AnalysisConfig:
 
     @property
     def limits(self) -> QueryLimits:
-        return QueryLimits(default_visits=self.visits, max_visits=self.max_visits)
+        return QueryLimits(default_visits=self.visits, max_visits=self.max_visits,
+                           max_time=float(self.max_time))
+
+
+class _SearchStopped(Exception):
+    """Raised out of a search's progress report at the end of input (end_of_input: stop),
+    once the answers of the search so far are made."""
 
 
 @dataclass
@@ -127,6 +149,8 @@ class AnalysisEngine:
         # them at once; without a sink, `handle_lines` returns them before the final answers.
         self.partial_sink = None
         self._partials: list[dict] = []
+        # Set by `run` at the end of input when end_of_input is stop: searches then stop.
+        self._input_ended = None
 
     def evaluator(self, rules: Rules) -> NetworkEvaluator:
         """The evaluate_fn of `rules`' track (ModelFileError when no model plays its side);
@@ -222,13 +246,24 @@ class AnalysisEngine:
         budget = np.array([job.query.max_visits for job in jobs], dtype=np.int64)  # [B]
         started = time.monotonic()
         deadline = None if max_time is None else started + max_time
+        ended = self._input_ended
+        if ended is not None and ended.is_set():
+            deadline = started  # the input is over: one round of simulations, then answers
         every = [job.query.report_every for job in jobs if job.query.report_every is not None]
+        if ended is not None:
+            every.append(STOP_CHECK_SECONDS)
         due = {id(job): started + job.query.report_every for job in jobs
                if job.query.report_every is not None}
 
         def report(partial: SearchOutput) -> None:
-            """Partial answers of the jobs whose reporting interval has come round."""
+            """Partial answers of the jobs whose reporting interval has come round; at the
+            end of input (end_of_input: stop), every job's answer so far, then a stop."""
             now = time.monotonic()
+            if ended is not None and ended.is_set():
+                scores = self._child_scores(evaluator, states, partial)
+                for row, job in enumerate(jobs):
+                    job.answer = self._answer(job, row, partial, scores[row])
+                raise _SearchStopped
             rows = [row for row, job in enumerate(jobs)
                     if id(job) in due and now >= due[id(job)]]
             if not rows:
@@ -244,11 +279,14 @@ class AnalysisEngine:
                 else:
                     self._partials.append(answer)
 
-        output = search(evaluator.engine, states, evaluator,
-                        self.config.search_config(int(budget.max())), self.rng,
-                        simulations=budget, deadline=deadline,
-                        progress_every=min(every) if every else 1.0,
-                        on_progress=report if every else None)
+        try:
+            output = search(evaluator.engine, states, evaluator,
+                            self.config.search_config(int(budget.max())), self.rng,
+                            simulations=budget, deadline=deadline,
+                            progress_every=min(every) if every else 1.0,
+                            on_progress=report if every else None)
+        except _SearchStopped:
+            return  # report() answered every job from the search so far
         child_scores = self._child_scores(evaluator, states, output)  # [B, A] mover's view
         for row, job in enumerate(jobs):
             job.answer = self._answer(job, row, output, child_scores[row])
@@ -327,6 +365,11 @@ class AnalysisEngine:
             legal = np.flatnonzero(tree.legal[row, ROOT_INDEX])
             answer["policy"] = {board.action_name(int(a)): finite(prior[a]) for a in legal}
         self._note(answer, query)
+        searched = answer["rootInfo"]["visits"]
+        if (self._input_ended is not None and self._input_ended.is_set()
+                and searched < query.max_visits):
+            _warn(answer, f"the input ended: the search stopped after {searched} of "
+                          f"{query.max_visits} visits (end_of_input: stop)")
         return answer
 
     def _pv(self, tree, row: int, action: int, board) -> list[str]:
@@ -377,7 +420,7 @@ class AnalysisEngine:
         answer["model"] = self.library.get(query.rules).path.name
         note = self.library.note(query.rules)
         if note:
-            answer["warning"] = note
+            _warn(answer, note)
 
     # ---------------------------------------------------------------------------- streams
     def run(self, input_stream, output_stream) -> None:
@@ -385,11 +428,9 @@ class AnalysisEngine:
         (at most `batch_size`) form one batch. Each answer is one line, flushed per batch.
 
         A text stream with a `buffer` (sys.stdin) is read as bytes, so a line that is not
-        UTF-8 is refused as such rather than misread."""
-        lines: queue.Queue[str | bytes | OverlongLine | None] = queue.Queue()
-        source = getattr(input_stream, "buffer", input_stream)
-        reader = threading.Thread(target=_read_lines, args=(source, lines), daemon=True)
-        reader.start()
+        UTF-8 is refused as such rather than misread. The reader runs at most
+        MAX_QUEUED_LINES lines ahead (analysis_input.LineQueue)."""
+        lines = LineQueue(getattr(input_stream, "buffer", input_stream))
         wait = self.config.batch_wait_ms / 1000.0
 
         def write_partial(answer: dict) -> None:
@@ -397,33 +438,31 @@ class AnalysisEngine:
             output_stream.flush()
 
         self.partial_sink = write_partial
+        self._input_ended = lines.ended if self.config.end_of_input == "stop" else None
+        try:
+            self._serve(lines, output_stream, wait)
+        finally:
+            self._input_ended = None
+
+    def _serve(self, lines: LineQueue, output_stream, wait: float) -> None:
         ended = False
         while not ended:
             first = lines.get()
-            if first is None:
+            if first is END:
                 break
             batch = [first]
             while len(batch) < self.config.batch_size:
                 try:
-                    line = lines.get(timeout=wait) if wait > 0 else lines.get_nowait()
+                    line = lines.get(timeout=wait)
                 except queue.Empty:
                     break
-                if line is None:
+                if line is END:
                     ended = True
                     break
                 batch.append(line)
             for answer in self.handle_lines(batch):
                 output_stream.write(json_line(answer) + "\n")
             output_stream.flush()
-
-
-def _read_lines(stream, lines: queue.Queue) -> None:
-    """Put every non-blank line of `stream` on `lines` (analysis_input.read_lines), then
-    None."""
-    try:
-        read_lines(stream, lines.put)
-    finally:
-        lines.put(None)
 
 
 def json_line(answer: dict) -> str:
@@ -436,6 +475,11 @@ def json_line(answer: dict) -> str:
         answer = {"id": None, "error": "an answer held text that is not valid Unicode",
                   "field": None}
     return json.dumps(answer, separators=(",", ":"))
+
+
+def _warn(answer: dict, text: str) -> None:
+    """Add `text` to the answer's `warning` (one string; several are joined by '; ')."""
+    answer["warning"] = f"{answer['warning']}; {text}" if answer.get("warning") else text
 
 
 def _view_sign(perspective: str, mover: int) -> float:

@@ -1,6 +1,7 @@
 """What one line of `catena-zero analysis` may hold, checked before it is parsed.
 
     read_lines(stream, put)          # every non-blank line, each read in bounded pieces
+    lines = LineQueue(stream)        # the same, on a thread, at most MAX_QUEUED_LINES ahead
     obj = load_line(line)            # the line's JSON value; QueryError(field "line"/"json")
     echo(value)                      # a client's value as an error message may show it
 
@@ -11,7 +12,7 @@ yet written; a line of gigabytes would be held whole. So a line is refused, with
 line, before it is parsed when it is
 
 - longer than MAX_LINE_BYTES bytes (the reader keeps at most that much of it; the rest is
-  skipped in bounded pieces),
+  skipped in bounded pieces, counted so that the error names the line's length),
 - not UTF-8 (an id or move name that is not text could not be written back as JSON),
 - nested deeper than MAX_NESTING arrays and objects (brackets inside strings do not count),
 - or holds a run of more than MAX_NUMBER_DIGITS digits outside strings (a number no field
@@ -22,19 +23,29 @@ other `"id"`, so a client can tell which query was refused; otherwise its id is 
 limits are far above what a query needs: the longest game on the largest board (side 10,
 271 cells) with every turn analysed is under 4 KB, and a query nests two levels.
 `json.loads`' own RecursionError and ValueError are still caught, as a last line of defence.
+JSON has no NaN or Infinity, though `json.loads` reads them: a line holding one is refused
+as not JSON (field `json`), so no field ever sees a non-finite number.
+
+The engine reads ahead of its searches, so that the lines waiting can be batched, but no
+further than MAX_QUEUED_LINES lines (at most MAX_QUEUED_LINES x MAX_LINE_BYTES = 4 MiB):
+while the queue is full the reader waits, the pipe fills and the client's writes block, so
+a client that sends faster than the engine answers loses nothing and costs no memory.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import queue
 import re
+import threading
 from dataclasses import dataclass
 
 from catena_zero.play.gtp import shown
 
 MAX_LINE_BYTES = 65536  # longer lines are refused (not counting the newline)
 PIECE = MAX_LINE_BYTES + 2  # what the reader takes at once: the longest line and CR LF
+MAX_QUEUED_LINES = 64  # lines read ahead of the engine; four batches of the default 16
 MAX_NESTING = 16  # a query nests two levels; deeper JSON is refused unparsed
 MAX_NUMBER_DIGITS = 32  # komi, visits and turn numbers need a few; int() refuses > 4300
 MAX_MESSAGE_CHARS = 400  # an error message is cut here (as GTP's `?` messages are)
@@ -69,9 +80,11 @@ class QueryError(ValueError):
 @dataclass(frozen=True)
 class OverlongLine:
     """A line longer than MAX_LINE_BYTES: its first PIECE bytes (or characters), kept to
-    recover its id; the rest was read and dropped."""
+    recover its id, and its length in bytes without the line break; the rest was read
+    and dropped."""
 
     head: bytes | str
+    length: int = 0
 
 
 def read_lines(stream, put) -> None:
@@ -85,22 +98,60 @@ def read_lines(stream, put) -> None:
         piece = stream.readline(PIECE)
         if not piece:
             return
-        newline = b"\n" if isinstance(piece, bytes) else "\n"
+        newline, crlf = (b"\n", b"\r\n") if isinstance(piece, bytes) else ("\n", "\r\n")
         if len(piece) == PIECE and not piece.endswith(newline):
-            rest = piece
+            length, rest = _size(piece), piece
             while rest and not rest.endswith(newline):
                 rest = stream.readline(PIECE)
-            put(OverlongLine(piece))
+                length += _size(rest)
+            line_break = 2 if rest.endswith(crlf) else 1 if rest else 0  # EOF: none
+            put(OverlongLine(piece, length - line_break))
         elif piece.strip():
             put(piece)
+
+
+def _size(piece: bytes | str) -> int:
+    """Bytes of a piece (a text stream's characters counted as UTF-8)."""
+    return len(piece) if isinstance(piece, bytes) else len(
+        piece.encode("utf-8", "surrogatepass"))
+
+
+END = None  # what a LineQueue gives at the end of input
+
+
+class LineQueue:
+    """The non-blank lines of `stream`, read on a thread (read_lines) at most `size` ahead
+    of `get`: while the queue is full the reader waits (nothing is dropped). `ended` is set
+    as soon as the reader meets the end of input, before the lines still queued are taken;
+    `get` gives END after the last line."""
+
+    def __init__(self, stream, size: int = MAX_QUEUED_LINES) -> None:
+        self._lines: queue.Queue = queue.Queue(maxsize=size)
+        self.ended = threading.Event()
+        self._reader = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._reader.start()
+
+    def _read(self, stream) -> None:
+        try:
+            read_lines(stream, self._lines.put)
+        finally:
+            self.ended.set()
+            self._lines.put(END)
+
+    def get(self, timeout: float | None = None):
+        """The next line or END; waits up to `timeout` seconds (None: for ever, 0: not
+        at all), then raises queue.Empty."""
+        if timeout == 0:
+            return self._lines.get_nowait()
+        return self._lines.get(timeout=timeout)
 
 
 def load_line(line: str | bytes | OverlongLine):
     """The JSON value of one line, after the checks of the module docstring; QueryError
     naming `line` (length, encoding, nesting, digits) or `json` (not JSON) otherwise."""
     if isinstance(line, OverlongLine):
-        raise QueryError(f"line is longer than {MAX_LINE_BYTES} bytes", "line",
-                         leading_id(_as_text(line.head)))
+        raise QueryError(f"line is {line.length} bytes, over the limit of {MAX_LINE_BYTES} "
+                         f"bytes", "line", leading_id(_as_text(line.head)))
     if isinstance(line, bytes):
         try:
             line.decode("utf-8")
@@ -113,8 +164,8 @@ def load_line(line: str | bytes | OverlongLine):
     except UnicodeEncodeError:  # lone surrogates: a text stream's undecodable bytes
         raise QueryError("line is not valid UTF-8", "line", leading_id(text)) from None
     if size > MAX_LINE_BYTES:
-        raise QueryError(f"line is longer than {MAX_LINE_BYTES} bytes", "line",
-                         leading_id(text))
+        raise QueryError(f"line is {size} bytes, over the limit of {MAX_LINE_BYTES} bytes",
+                         "line", leading_id(text))
     depth, digits = structure(text)
     if depth > MAX_NESTING:
         raise QueryError(f"line nests deeper than {MAX_NESTING} levels of arrays and "
@@ -123,13 +174,24 @@ def load_line(line: str | bytes | OverlongLine):
         raise QueryError(f"line holds a number of more than {MAX_NUMBER_DIGITS} digits",
                          "line", leading_id(text))
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_refuse_constant)
+    except NonFiniteNumber as error:
+        raise QueryError(f"{error} is not JSON (JSON numbers are finite); send a number",
+                         "json", leading_id(text)) from None
     except json.JSONDecodeError as error:
         raise QueryError(f"bad JSON: {error.msg} at column {error.colno}", "json",
                          leading_id(text)) from None
     except (RecursionError, ValueError):  # the checks above should have refused the line
         raise QueryError("line is not JSON this engine can read (too deep or a number too "
                          "long)", "line", leading_id(text)) from None
+
+
+class NonFiniteNumber(ValueError):
+    """NaN, Infinity or -Infinity in a line: `json.loads` reads them, JSON has none."""
+
+
+def _refuse_constant(name: str):
+    raise NonFiniteNumber(name)
 
 
 def _as_text(line: str | bytes) -> str:

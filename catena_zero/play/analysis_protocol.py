@@ -36,7 +36,10 @@ from catena_zero.rules.explain import refusal_reason
 
 QUERY_FIELDS = ("id", "rules", "side", "komi", "moves", "analyzeTurns", "maxVisits",
                 "maxTime", "reportDuringSearchEvery", "include", "perspective")
-MAX_SECONDS = 3600.0  # the longest maxTime, and reporting interval, a query may ask
+MAX_SECONDS = 3600.0  # the longest reporting interval a query may ask
+# Partial answers come at most this often: a smaller reportDuringSearchEvery is rounded up
+# to it (as KataGo does), since each partial answer costs a line of up to tens of KB.
+MIN_REPORT_SECONDS = 0.1
 INCLUDE_KEYS = ("ownership", "policy", "pv")
 INCLUDE_DEFAULTS = {"ownership": False, "policy": False, "pv": True}
 PERSPECTIVES = ("side to move", "black", "white")
@@ -47,10 +50,12 @@ NAME_CHARS = 40  # a move, game type or scoring name longer than this is none (n
 
 @dataclass(frozen=True)
 class QueryLimits:
-    """What a query may ask: its default and largest visit count."""
+    """What a query may ask: its default and largest visit count, and its longest maxTime
+    (AnalysisConfig's visits, max_visits and max_time)."""
 
     default_visits: int = 64
-    max_visits: int = 100_000
+    max_visits: int = 5_000
+    max_time: float = 60.0
 
 
 @dataclass
@@ -175,13 +180,17 @@ def parse_query(obj: dict, limits: QueryLimits, query_id: str | None = None) -> 
         fail(f"maxVisits must be an integer in 1..{limits.max_visits}, got {echo(visits)}",
              "maxVisits")
     seconds = {}
-    for key in ("maxTime", "reportDuringSearchEvery"):
+    for key, longest in (("maxTime", limits.max_time), ("reportDuringSearchEvery",
+                                                        MAX_SECONDS)):
         value = obj.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
-                                  or not 0 < value <= MAX_SECONDS):
-            fail(f"{key} must be a number of seconds in (0, {MAX_SECONDS:g}], got "
+                                  or not 0 < value <= longest):
+            fail(f"{key} must be a number of seconds in (0, {longest:g}], got "
                  f"{echo(value)}", key)
         seconds[key] = None if value is None else float(value)
+    if seconds["reportDuringSearchEvery"] is not None:
+        seconds["reportDuringSearchEvery"] = max(seconds["reportDuringSearchEvery"],
+                                                 MIN_REPORT_SECONDS)
     include = dict(INCLUDE_DEFAULTS)
     given = obj.get("include", {})
     if not isinstance(given, dict):

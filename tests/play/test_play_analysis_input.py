@@ -99,8 +99,8 @@ def test_escaped_lone_surrogates_never_come_back(engine) -> None:
 def test_an_overlong_line_is_skipped_without_holding_it(engine) -> None:
     long_move = b'{"id":"L","side":3,"moves":["' + b"x" * (4 * MAX_LINE_BYTES) + b'"]}'
     answers = run_stream(engine, long_move + b"\n" + FIRST.encode() + b"\n")
-    assert answers[0] == {"id": "L", "field": "line",
-                          "error": f"line is longer than {MAX_LINE_BYTES} bytes"}
+    assert answers[0] == {"id": "L", "field": "line", "error": (
+        f"line is {len(long_move)} bytes, over the limit of {MAX_LINE_BYTES} bytes")}
     assert answers[1]["id"] == "q1" and answers[1]["moveInfos"]
 
 
@@ -112,8 +112,10 @@ def test_the_reader_keeps_at_most_one_piece_of_a_line() -> None:
     read_lines(stream, lines.append)
     assert lines[0] == exact
     assert isinstance(lines[1], OverlongLine) and len(lines[1].head) == limit
+    assert lines[1].length == 3 * limit
     assert lines[2] == b"last"
-    with pytest.raises(QueryError, match="longer than"):
+    with pytest.raises(QueryError, match=f"line is {MAX_LINE_BYTES + 2} bytes, over the "
+                                         f"limit of {MAX_LINE_BYTES} bytes"):
         load_line("[" + " " * MAX_LINE_BYTES + "]")
     assert load_line("[" + " " * (MAX_LINE_BYTES - 2) + "]\r\n") == []
 
