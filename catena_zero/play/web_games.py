@@ -15,11 +15,13 @@ Room. At most `max_games` games are kept. A new game makes room, in this order:
 - a full table replaces the least recently used game that is not in a request (no change,
   model search or read running in it) and has been unused for `idle_seconds` (0: any) if
   its page never came back to it after starting it, else for `keep_seconds`.
-Only when no game may go is the new game refused with 503 and `Retry-After`. A game in a
-request is never dropped by another client, nor is a game its page has come back to (a
-move, a read) within `keep_seconds`: a flood of new games replaces the least recently used
-games nobody came back to (its own, once it has made them) and leaves room for a newcomer's
-game until the table holds only kept games. With `idle_seconds` above 0 a new game is kept
+When every game is kept so, the least recently used game its page came back to goes, so
+that as many visitors as games cannot lock newcomers out for `keep_seconds`. Only when no
+game may go is the new game refused with 503 and `Retry-After`. A game in a request is
+never dropped by another client, and a game its page has come back to (a move, a read)
+within `keep_seconds` goes only after every game nobody came back to: a flood of new games
+replaces the least recently used games nobody came back to (its own, once it has made
+them). With `idle_seconds` above 0 a new game is kept
 that long too, at the price that a flood fills the table and is refused for that long.
 
 Concurrency. The table has one short lock, never held while the model searches; each game
@@ -210,6 +212,11 @@ class PlayService:
         for game_id, entry in self.games.items():  # least recently used first
             kept = self.keep_seconds if entry.came_back else self.idle_seconds
             if not entry.in_use and now - entry.last_used >= kept:
+                return [game_id]
+        # Every game is kept: a game its page came back to goes before a newcomer is locked
+        # out, else as many visitors as games would shut the server for `keep_seconds`.
+        for game_id, entry in self.games.items():  # least recently used first
+            if not entry.in_use and entry.came_back:
                 return [game_id]
         raise ApiError(503, f"all {self.max_games} games are in play; try again later",
                        {"Retry-After": str(RETRY_AFTER_SECONDS)})
