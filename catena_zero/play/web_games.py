@@ -15,8 +15,9 @@ Room. At most `max_games` games are kept. A new game makes room, in this order:
 - a full table replaces the least recently used game that is not in a request (no change,
   model search or read running in it) and has been unused for `idle_seconds` (0: any) if
   its page never came back to it after starting it, else for `keep_seconds`.
-When every game is kept so, the least recently used game its page came back to goes, so
-that as many visitors as games cannot lock newcomers out for `keep_seconds`. Only when no
+When every game is kept so, the least recently used game its page came back to and unused
+for `idle_seconds` goes, so that as many visitors as games cannot lock newcomers out for
+`keep_seconds`. Only when no
 game may go is the new game refused with 503 and `Retry-After`. A game in a request is
 never dropped by another client, and a game its page has come back to (a move, a read)
 within `keep_seconds` goes only after every game nobody came back to: a flood of new games
@@ -213,10 +214,12 @@ class PlayService:
             kept = self.keep_seconds if entry.came_back else self.idle_seconds
             if not entry.in_use and now - entry.last_used >= kept:
                 return [game_id]
-        # Every game is kept: a game its page came back to goes before a newcomer is locked
-        # out, else as many visitors as games would shut the server for `keep_seconds`.
+        # Every game is kept: a game its page came back to, unused for `idle_seconds`, goes
+        # before a newcomer is locked out, else as many visitors as games would shut the
+        # server for `keep_seconds`.
         for game_id, entry in self.games.items():  # least recently used first
-            if not entry.in_use and entry.came_back:
+            if not entry.in_use and entry.came_back \
+                    and now - entry.last_used >= self.idle_seconds:
                 return [game_id]
         raise ApiError(503, f"all {self.max_games} games are in play; try again later",
                        {"Retry-After": str(RETRY_AFTER_SECONDS)})
