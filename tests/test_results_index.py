@@ -97,11 +97,11 @@ def recomputed_figure(raw_cell: str, base: Path = RESULTS) -> str:
     """The figure a raw-record cell's file gives for its record."""
     ((name, target),) = LINK.findall(raw_cell)
     data = json.loads((base / target).read_text())
-    if data.get("format") == "catena_zero.general_targets":
-        return match_figure(data, name)
+    if data.get("format") in ("catena_zero.general_targets", "catena_zero.loss_study_games"):
+        return match_figure(data, name)  # both key their matches by name, each with a result
     if "records" in data:
         return atlas_figure(data, name)
-    raise AssertionError(f"{target}: neither a general_targets report nor a komi atlas")
+    raise AssertionError(f"{target}: neither a match report nor a komi atlas")
 
 
 def figure_problems(rows: list[FigureRow], base: Path = RESULTS) -> list[str]:

@@ -43,7 +43,7 @@ class PlayerConfig:
     seconds_per_move: float = 0.0  # bound on a move's search time, with `simulations`; 0 = none
     threads: int = 0  # CPU threads of the network (torch intra-op); 0 = every core this may use
     precision: str = "auto"  # auto (bfloat16 if the CPU has AMX/AVX512-BF16) | float32 | bfloat16
-    rollout_mix: float = 0.0  # w: a leaf's value is (1-w) network + w random playouts; 0 off
+    rollout_mix: float = 0.5  # w: a leaf's value is (1-w) network + w random playouts; 0 off
 
     def __post_init__(self) -> None:
         if not isinstance(self.simulations, int) or self.simulations < 1:
