@@ -65,7 +65,10 @@ def test_the_shipped_table_reads_and_writes_back_byte_for_byte() -> None:
 
 def test_anchor_records_make_a_version_2_table_that_keeps_every_greedy_elo(tmp_path) -> None:
     path = tmp_path / RATINGS_NAME
-    shutil.copy(BUNDLED_DIRECTORY / RATINGS_NAME, path)
+    # The shipped table's greedy Elos as a version-1 table, without its anchor records.
+    shipped = json.loads((BUNDLED_DIRECTORY / RATINGS_NAME).read_text())
+    version_1 = {key: shipped[key] for key in ("format", "reference", "models")}
+    path.write_text(json.dumps({**version_1, "format_version": 1}, indent=1) + "\n")
     before = read_bundled_ratings(path)
     table, decisions = record_anchor_results(
         path, "general.pt", _model(216608, {SIX: {"uct:200": (150, 0, 50)}}),
