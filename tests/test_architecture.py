@@ -109,6 +109,25 @@ def test_imports_point_one_way(package: str, path: Path) -> None:
             assert top != "torch", f"{path} imports torch; catena_zero.{package} is numpy only"
 
 
+# Modules of the pipeline outside pipeline/ray/ that may import from it: run.py picks a runtime
+# by name, and config.py's RuntimeConfig holds Ray's settings (RayConfig, plain data). The
+# worker, the learner, resuming and the other runtimes live beside pipeline/ray/, so the inline
+# and process runtimes never reach into the Ray folder for them.
+RAY_RUNTIME_PICKERS = {"pipeline/run.py", "pipeline/config.py"}
+
+
+def test_the_pipeline_outside_ray_does_not_reach_into_it() -> None:
+    problems = []
+    for package, path in _modules():
+        name = path.relative_to(PACKAGE_ROOT).as_posix()
+        if package != "pipeline" or name.startswith("pipeline/ray/") or name in RAY_RUNTIME_PICKERS:
+            continue
+        problems += [f"catena_zero/{name} imports {module}" for module in _imported_modules(path)
+                     if module == "catena_zero.pipeline.ray"
+                     or module.startswith("catena_zero.pipeline.ray.")]
+    assert problems == [], "\n".join(problems)
+
+
 def test_nothing_imports_cli() -> None:
     for package, path in _modules():
         if package == "cli":

@@ -41,8 +41,8 @@ from catena_zero.mcts.config import SearchConfig
 from catena_zero.network.config import NetworkConfig
 from catena_zero.network.device import resolve_device
 from catena_zero.pipeline.config import LoopConfig, RuntimeConfig, TrainLoopConfig
+from catena_zero.pipeline.resume import check_start_from
 from catena_zero.pipeline.run import check_gating_registry, run_training
-from catena_zero.pipeline.steps import check_start_from
 from catena_zero.pipeline.tracks import MixConfig
 from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.train.config import TrainConfig

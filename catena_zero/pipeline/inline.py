@@ -12,8 +12,8 @@ Run directory layout::
     <run_dir>/metrics.jsonl                       the same numbers as JSON lines (versioned)
     <run_dir>/report.png                          strength and loss curves (pipeline.report)
 
-The steps are `catena_zero.pipeline.steps`, the same the Ray runtime
-(`catena_zero.pipeline.ray`) runs in its actors.
+The steps are `catena_zero.pipeline.steps` and a run starts where `catena_zero.pipeline.resume`
+puts it, as on the process and Ray runtimes.
 """
 
 from __future__ import annotations
@@ -21,24 +21,20 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from catena_zero.data import ReplayWindow, shard_filename
+from catena_zero.data import shard_filename
 from catena_zero.pipeline.config import TrainLoopConfig
 from catena_zero.pipeline.messages import CheckpointEvent, CheckpointHook
-from catena_zero.pipeline.metrics import RunLog
 from catena_zero.pipeline.probe import probe_due, run_probe
 from catena_zero.pipeline.progress import ProgressReporter, describe_run, side_time_shares
+from catena_zero.pipeline.resume import resume_run
 from catena_zero.pipeline.steps import (
     TrackPlayers,
     fair_komi_due,
     iteration_scalars,
     learner_iteration,
     refresh_fair_komi,
-    resume_or_start,
     save_loop_checkpoint,
     selfplay_iteration,
     set_torch_threads,
@@ -60,24 +56,16 @@ def train_loop(config: TrainLoopConfig, on_checkpoint: CheckpointHook | None = N
     if not loop.run_dir:
         raise ValueError("loop.run_dir must be set (the CLI picks runs/train-<time>)")
     set_torch_threads(loop.threads)
-    run_dir = Path(loop.run_dir)
-    shard_dir, checkpoint_dir = run_dir / "shards", run_dir / "checkpoints"
-    shard_dir.mkdir(parents=True, exist_ok=True)
-    checkpoint_dir.mkdir(parents=True, exist_ok=True)
-    generators = {"selfplay": np.random.default_rng([loop.seed, 1]),
-                  "train": np.random.default_rng([loop.seed, 2])}
-    trainer, state = resume_or_start(config, checkpoint_dir, shard_dir, loop.device, generators)
+    resumed = resume_run(config)
+    run_dir, shard_dir, checkpoint_dir = resumed.run_dir, resumed.shard_dir, resumed.checkpoint_dir
+    trainer, state, generators = resumed.trainer, resumed.state, resumed.generators
     recover = getattr(on_checkpoint, "recover", None)
     if recover is not None:  # a hook's work that a killed run left (a pending gate) comes first
         recover(run_dir)
     mix = TrackMix(config.mix, config.rules)
     players = TrackPlayers(config, trainer.published_net, trainer.device)
-    window = ReplayWindow(shard_dir, window_samples=config.train.window_samples,
-                          num_planes=trainer.net.num_planes)
-    if config.mix.is_mixed:
-        window.set_track_shares(mix.shares_of(state.clock))
-    logger = RunLog(run_dir, state.counters.iteration, tensorboard=loop.tensorboard,
-                    report_every=loop.report_every)
+    window = resumed.replay_window(mix)
+    logger = resumed.run_log()
     reporter = ProgressReporter(loop, state.counters.iteration, unit="it",
                                 header=describe_run(config, runtime="inline",
                                                     clock=state.clock,

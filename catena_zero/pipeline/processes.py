@@ -5,11 +5,12 @@
        └──── SelfPlayResult (futures.wait) ◀──────┘
     this process: LearnerCore adopts the shard, trains, checkpoints, gates
 
-The same plain classes as the Ray runtime (`SelfPlayWorkerCore`, `LearnerCore`) and the same
-shard handover by files, on Python's own process pool instead of Ray: for one machine with
-many cores and no Ray, such as a lent GPU box where every process evaluates its leaves on
-the GPU (`runtime.selfplay_device=cuda`) and the learner trains there (`device=cuda`).
-Processes are started with "spawn", so CUDA starts cleanly in each.
+The same plain classes as the Ray runtime (`worker.SelfPlayWorkerCore`,
+`learner.LearnerCore`) and the same shard handover by files (`handover`), on Python's own
+process pool instead of Ray: for one machine with many cores and no Ray, such as a lent GPU
+box where every process evaluates its leaves on the GPU (`runtime.selfplay_device=cuda`) and
+the learner trains there (`device=cuda`). Processes are started with "spawn", so CUDA starts
+cleanly in each.
 
 What Ray adds and this runtime does not: restarting a dead worker. A task that fails stops
 the run; `resume=true` continues from the newest checkpoint, and the shards the workers had
@@ -30,6 +31,8 @@ from typing import Any
 from catena_zero.data import list_shards
 from catena_zero.network.device import resolve_device
 from catena_zero.pipeline.config import RuntimeConfig, TrainLoopConfig
+from catena_zero.pipeline.handover import orphan_result, pending_dir
+from catena_zero.pipeline.learner import LearnerCore
 from catena_zero.pipeline.messages import CheckpointHook, SelfPlayResult, WeightsMessage
 from catena_zero.pipeline.probe import probe_due
 from catena_zero.pipeline.progress import (
@@ -38,15 +41,14 @@ from catena_zero.pipeline.progress import (
     describe_run,
     side_time_shares,
 )
-from catena_zero.pipeline.ray.learner import LearnerCore, orphan_result, pending_dir
-from catena_zero.pipeline.ray.worker import (
+from catena_zero.pipeline.steps import warn
+from catena_zero.pipeline.tracks import TrackMix
+from catena_zero.pipeline.worker import (
     SelfPlayTask,
     SelfPlayWorkerCore,
     next_task,
     task_track_key,
 )
-from catena_zero.pipeline.steps import warn
-from catena_zero.pipeline.tracks import TrackMix
 
 _worker: SelfPlayWorkerCore | None = None  # the one worker of a pool process
 

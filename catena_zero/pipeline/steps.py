@@ -1,6 +1,7 @@
-"""The steps of a training iteration, shared by the inline runtime and the Ray runtime.
+"""The steps of a training iteration, shared by every runtime (inline, processes, Ray).
 
-Each runtime arranges the same plain functions its own way::
+Each runtime arranges the same plain functions its own way (where a run starts is
+`resume.resume_run`)::
 
     weights = make_weights_message(trainer)                          # learner -> workers
     result = selfplay_iteration(engine, evaluator, config, komi_sampler, path, ...)
@@ -21,17 +22,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from catena_zero.data import (
-    ReplayWindow,
-    ShardMeta,
-    list_shards,
-    random_symmetries,
-    shard_filename,
-    write_shard,
-)
+from catena_zero.data import ReplayWindow, ShardMeta, random_symmetries, write_shard
 from catena_zero.data.game_record import record_from_actions, save_record
 from catena_zero.komi.fair import estimate_fair_komi, smoothed_fair_komi
-from catena_zero.network import InferenceModel, NetworkConfig, PolicyValueNet
+from catena_zero.network import InferenceModel, PolicyValueNet
 from catena_zero.pipeline.config import TrainLoopConfig
 from catena_zero.pipeline.messages import LearnerResult, LoopState, SelfPlayResult, WeightsMessage
 from catena_zero.pipeline.tracks import TrackMix
@@ -39,26 +33,16 @@ from catena_zero.rules import NUM_GLOBALS, NUM_PLANES, Engine, Rules, Track
 from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.selfplay.evaluator import NetworkEvaluator
 from catena_zero.selfplay.selfplay import KomiSampler, SampleGame, SelfPlay
-from catena_zero.train.checkpoint import (
-    Checkpoint,
-    build_network,
-    list_checkpoints,
-    load_checkpoint,
-    load_latest_intact_checkpoint,
-    restore_rng_states,
-    restore_trainer,
-    save_checkpoint,
-)
+from catena_zero.train.checkpoint import save_checkpoint
 from catena_zero.train.config import TrainConfig
-from catena_zero.train.grow import grow_checkpoint
 from catena_zero.train.trainer import Trainer
 
 
 def set_torch_threads(threads: int, automatic: int | None = None) -> None:
     """`LoopConfig.threads` in the process that runs the network, on every runtime: the inline
-    process, each Ray self-play actor and the Ray learner. 0 means automatic: `automatic`
-    threads when given (a Ray actor: 1, since it holds at most one CPU), else torch's
-    default."""
+    process, each self-play worker (a process or a Ray actor) and the learner. 0 means
+    automatic: `automatic` threads when given (a worker or the learner: 1, since it holds at
+    most one CPU), else torch's default."""
     count = threads or automatic
     if count:
         torch.set_num_threads(count)
@@ -259,127 +243,9 @@ def learner_iteration(trainer: Trainer, window: ReplayWindow, config: TrainConfi
     return LearnerResult(trainer.step, metrics.as_dict(), window.num_samples)
 
 
-def discard_shards_from(directory: Path, iteration: int) -> None:
-    """Remove shards of iterations >= `iteration` (work after the resumed checkpoint)."""
-    for path in list_shards(directory):
-        if path.name >= shard_filename(iteration):
-            path.unlink(missing_ok=True)
-
-
 def warn(message: str) -> None:
-    """A warning line on stderr (the default `log` of the resume functions)."""
+    """A warning line on stderr (the default `log` of the checkpoint and resume functions)."""
     print(message, file=sys.stderr, flush=True)
-
-
-def find_resume_checkpoint(config: TrainLoopConfig, checkpoint_dir: Path,
-                           log: Callable[[str], None] = warn) -> Checkpoint | None:
-    """The checkpoint a run resumes from: None when not resuming or when there is none,
-    else the newest intact one. Each newer damaged file skipped gets a line through `log`
-    naming it and its problem; CheckpointError (one line) when every checkpoint is damaged.
-    A damaged file is left where it is. A run with none yet and `loop.start_from` starts
-    from that checkpoint, written into `checkpoint_dir` first (grown to `network.blocks`)."""
-    if not config.loop.resume:
-        return None
-    checkpoint, refused = load_latest_intact_checkpoint(checkpoint_dir)
-    for message in refused:
-        log(f"warning: skipping {message}; resuming from {checkpoint.path}")
-    if checkpoint is None and config.loop.start_from:
-        path = start_checkpoint(config.loop.start_from, config.network, checkpoint_dir)
-        log(f"train: starting from {config.loop.start_from} as {path} "
-            f"(a {describe_network(config.network)} net)")
-        checkpoint = load_checkpoint(path)
-    return checkpoint
-
-
-def start_checkpoint(source: str, network: NetworkConfig, checkpoint_dir: Path) -> Path:
-    """Write the checkpoint `source` into `checkpoint_dir` for a run whose network is
-    `network`: as it is, or grown to `network.blocks` and `network.channels`. ValueError
-    (one line) when the nets differ in anything but a deeper or wider trunk."""
-    check_start_network(source, load_checkpoint(source), network)
-    return grow_checkpoint(source, network.blocks, checkpoint_dir, network.channels)
-
-
-def check_start_from(config: TrainLoopConfig) -> None:
-    """Refuse, before a run touches its folder, a `loop.start_from` it would start from
-    (its run_dir holds no checkpoint yet) that cannot be read (CheckpointError) or whose net
-    does not fit `network` (ValueError); one line each."""
-    loop = config.loop
-    if not (loop.resume and loop.start_from and loop.run_dir):
-        return
-    if list_checkpoints(Path(loop.run_dir) / "checkpoints"):
-        return  # the run continues from its own checkpoints
-    check_start_network(loop.start_from, load_checkpoint(loop.start_from), config.network)
-
-
-def check_start_network(source: str, saved: Checkpoint, network: NetworkConfig) -> None:
-    """ValueError (one line) unless `network` is the net of `saved` or one with a deeper or
-    wider trunk."""
-    theirs = NetworkConfig.from_dict(dict(saved.network_args["config"]))
-    mine = dataclasses.replace(network, blocks=theirs.blocks, channels=theirs.channels)
-    if mine != theirs:
-        differing = [f"{name} {getattr(theirs, name)!r} (this run: {getattr(mine, name)!r})"
-                     for name in NetworkConfig.__dataclass_fields__
-                     if getattr(mine, name) != getattr(theirs, name)]
-        raise ValueError(f"start_from {source}: its net differs from this run's network: "
-                         f"{', '.join(differing)}")
-    for name in ("blocks", "channels"):
-        if getattr(network, name) < getattr(theirs, name):
-            raise ValueError(f"start_from {source}: its net has {getattr(theirs, name)} "
-                             f"{name}, network.{name} is {getattr(network, name)} (a net can "
-                             f"grow, not shrink)")
-
-
-_FIND = object()  # resume_or_start's default: look for the checkpoint itself
-
-
-def resume_or_start(config: TrainLoopConfig, checkpoint_dir: Path, shard_dir: Path,
-                    device, generators: dict[str, np.random.Generator],
-                    resume_from: Checkpoint | None | object = _FIND,
-                    log: Callable[[str], None] = warn):
-    """(trainer, LoopState): from the newest intact checkpoint when resuming, else fresh.
-
-    resume_from: the checkpoint `find_resume_checkpoint` already chose (None: start fresh);
-    by default it is looked up here, with its warnings through `log`.
-    """
-    checkpoint = (find_resume_checkpoint(config, checkpoint_dir, log) if resume_from is _FIND
-                  else resume_from)
-    if checkpoint is None:
-        torch.manual_seed(config.loop.seed)
-        trainer = Trainer(build_fresh_network(config), config.train, device)
-        discard_shards_from(shard_dir, 0)
-        return trainer, LoopState()
-    trainer = Trainer(build_network(checkpoint, load_weights=False), config.train, device)
-    restore_trainer(checkpoint, trainer)
-    if trainer.net.config != config.network:
-        # A run goes on with the net it has; only start_from grows one.
-        log(f"train: resuming the checkpoint's {describe_network(trainer.net.config)} net; "
-            f"network ({describe_network(config.network)}) is not used")
-    restore_rng_states(checkpoint.rng_states, generators)
-    counters = checkpoint.counters
-    discard_shards_from(shard_dir, counters.iteration)
-    return trainer, loop_state_of(checkpoint)
-
-
-def describe_network(network: NetworkConfig) -> str:
-    """`6x32` for a net of 6 blocks of 32 channels (the start-up line's short form)."""
-    return f"{network.blocks}x{network.channels}"
-
-
-def loop_state_of(checkpoint: Checkpoint) -> LoopState:
-    """The LoopState a checkpoint stored (its counters, fair komis, iterations per track)."""
-    extra = checkpoint.extra
-    fair_komi = extra.get("fair_komi")
-    return LoopState(
-        counters=checkpoint.counters,
-        fair_komi=None if fair_komi is None else float(fair_komi),
-        fair_komis={str(key): float(value)
-                    for key, value in (extra.get("fair_komis") or {}).items()},
-        track_iterations={str(key): int(value)
-                          for key, value in (extra.get("track_iterations") or {}).items()},
-        # absent from checkpoints written before the mix ran on a clock of seconds: the
-        # clock then starts at zero for every track
-        track_seconds={str(key): float(value)
-                       for key, value in (extra.get("track_seconds") or {}).items()})
 
 
 def save_loop_checkpoint(config: TrainLoopConfig, trainer: Trainer, state: LoopState,

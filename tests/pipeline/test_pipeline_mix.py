@@ -274,7 +274,7 @@ def test_a_run_on_the_seconds_clock_keeps_each_track_s_time_across_a_resume(
 
 
 def test_a_checkpoint_without_track_seconds_starts_the_clock_at_zero() -> None:
-    from catena_zero.pipeline.steps import loop_state_of
+    from catena_zero.pipeline.resume import loop_state_of
 
     class Old:
         counters = None

@@ -15,8 +15,9 @@ from catena_zero.data import list_shards, read_shard, read_shard_meta
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.network.config import NetworkConfig
 from catena_zero.pipeline.config import LoopConfig, ProbeConfig, RuntimeConfig, TrainLoopConfig
+from catena_zero.pipeline.handover import pending_dir
+from catena_zero.pipeline.learner import LearnerCore
 from catena_zero.pipeline.processes import train_processes, worker_count
-from catena_zero.pipeline.ray.learner import LearnerCore, pending_dir
 from catena_zero.pipeline.run import run_training
 from catena_zero.pipeline.tracks import MixConfig
 from catena_zero.rules import Rules

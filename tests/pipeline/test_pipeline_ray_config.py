@@ -42,28 +42,28 @@ def test_bad_values_are_refused_naming_the_field(field, value):
 
 def test_a_local_run_listens_on_loopback_only_and_sends_no_usage_statistics(monkeypatch):
     """What `connect` hands to Ray for a local run, without starting Ray."""
-    runtime = pytest.importorskip("catena_zero.pipeline.ray.runtime")
+    cluster = pytest.importorskip("catena_zero.pipeline.ray.cluster")
     from ray._private import ray_constants
 
-    for name in runtime.LOCAL_ENVIRONMENT:  # unset now, and as it was after the test
+    for name in cluster.LOCAL_ENVIRONMENT:  # unset now, and as it was after the test
         monkeypatch.setenv(name, "")
         monkeypatch.delenv(name)
     monkeypatch.setattr(ray_constants, "ENABLE_RAY_CLUSTER", True)  # Linux's import-time value
     calls = []
-    monkeypatch.setattr(runtime.ray, "is_initialized", lambda: False)
-    monkeypatch.setattr(runtime.ray, "init", lambda **options: calls.append(options))
-    runtime.connect(RayConfig())
+    monkeypatch.setattr(cluster.ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(cluster.ray, "init", lambda **options: calls.append(options))
+    cluster.connect(RayConfig())
     (options,) = calls
     assert options["_node_ip_address"] == "127.0.0.1" and options["dashboard_host"] == "127.0.0.1"
     assert options["include_dashboard"] is False and "address" not in options
-    assert runtime.os.environ["RAY_USAGE_STATS_ENABLED"] == "0"
-    assert runtime.os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] == "0"
+    assert cluster.os.environ["RAY_USAGE_STATS_ENABLED"] == "0"
+    assert cluster.os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] == "0"
     assert ray_constants.ENABLE_RAY_CLUSTER is False  # the switch Ray read at import follows
     # A cluster is joined as it is: its own settings, no local ones.
-    assert runtime.init_options(RayConfig(address="10.0.0.5:6379")) == {
+    assert cluster.init_options(RayConfig(address="10.0.0.5:6379")) == {
         "address": "10.0.0.5:6379", "namespace": "catena_zero", "log_to_driver": False}
     monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "1")  # an exported choice wins
-    assert runtime.local_environment()["RAY_USAGE_STATS_ENABLED"] == "1"
+    assert cluster.local_environment()["RAY_USAGE_STATS_ENABLED"] == "1"
 
 
 class _Lines:
@@ -79,17 +79,17 @@ class _Lines:
 
 def test_a_local_run_drops_rays_token_notice_and_nothing_else(monkeypatch):
     """Ray's own notice functions, called where ray.init calls them, without starting Ray."""
-    runtime = pytest.importorskip("catena_zero.pipeline.ray.runtime")
+    cluster = pytest.importorskip("catena_zero.pipeline.ray.cluster")
     import logging
 
     from ray._private import ray_constants
     from ray._private.authentication import authentication_token_setup as token_setup
 
-    for name in runtime.LOCAL_ENVIRONMENT:  # as they were, after the test
+    for name in cluster.LOCAL_ENVIRONMENT:  # as they were, after the test
         monkeypatch.setenv(name, "")
         monkeypatch.delenv(name)
     monkeypatch.setattr(ray_constants, "ENABLE_RAY_CLUSTER", ray_constants.ENABLE_RAY_CLUSTER)
-    logger = logging.getLogger(runtime.TOKEN_NOTICE_LOGGER)
+    logger = logging.getLogger(cluster.TOKEN_NOTICE_LOGGER)
     assert logger is token_setup.logger  # the logger Ray writes the notice to
     lines = _Lines()
     logger.addHandler(lines.handler)
@@ -99,13 +99,13 @@ def test_a_local_run_drops_rays_token_notice_and_nothing_else(monkeypatch):
         token_setup._warn_token_auth_disabled()  # a real security warning
         logger.warning("another warning")
 
-    monkeypatch.setattr(runtime.ray, "is_initialized", lambda: False)
-    monkeypatch.setattr(runtime.ray, "init", init)
+    monkeypatch.setattr(cluster.ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(cluster.ray, "init", init)
     try:
-        runtime.connect(RayConfig())
+        cluster.connect(RayConfig())
         local = list(lines.messages)
         lines.messages.clear()
-        runtime.connect(RayConfig(address="10.0.0.5:6379"))  # a cluster: as Ray has it
+        cluster.connect(RayConfig(address="10.0.0.5:6379"))  # a cluster: as Ray has it
         joined = list(lines.messages)
         lines.messages.clear()
         token_setup._warn_token_auth_enabled()  # after ray.init: the filter is gone
@@ -113,8 +113,8 @@ def test_a_local_run_drops_rays_token_notice_and_nothing_else(monkeypatch):
         logger.removeHandler(lines.handler)
     assert len(local) == 2 and local[0].startswith("Token authentication is disabled")
     assert local[1] == "another warning"
-    assert len(joined) == 3 and joined[0].startswith(runtime.TOKEN_NOTICE)
-    assert lines.messages[0].startswith(runtime.TOKEN_NOTICE)
+    assert len(joined) == 3 and joined[0].startswith(cluster.TOKEN_NOTICE)
+    assert lines.messages[0].startswith(cluster.TOKEN_NOTICE)
 
 
 def _listening_addresses(root_pid: int) -> list[str]:
@@ -165,7 +165,7 @@ def test_a_local_ray_started_by_connect_listens_on_loopback_only(tmp_path):
         import json, os, sys
         import ray
         from catena_zero.pipeline.ray import RayConfig
-        from catena_zero.pipeline.ray.runtime import connect
+        from catena_zero.pipeline.ray.cluster import connect
         connect(RayConfig())
         ray.get(ray.remote(lambda: 1).remote())
         sys.path.insert(0, os.environ["TESTS_DIR"])

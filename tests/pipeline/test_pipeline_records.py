@@ -5,12 +5,16 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-import pytest
 import torch
 
 from catena_zero.data.game_record import load_record, replay
+from catena_zero.pipeline.handover import pending_dir, sample_games_of
 from catena_zero.pipeline.inline import train_loop
+from catena_zero.pipeline.learner import LearnerCore
+from catena_zero.pipeline.worker import SelfPlayTask, SelfPlayWorkerCore
+from catena_zero.selfplay.selfplay import SelfPlayStats
 from tests.pipeline.test_pipeline_inline import _config
+from tests.pipeline.test_pipeline_processes import tiny_config
 
 torch.set_num_threads(1)
 
@@ -36,16 +40,11 @@ def test_sample_games_zero_keeps_none(tmp_path: Path) -> None:
 
 
 def test_ray_records_are_named_after_the_iteration_not_the_task(tmp_path: Path) -> None:
-    """The Ray actors' bodies, without Ray: a worker keeps its task's games whole in its
-    shard, and the learner writes them under the iteration the shard becomes, as the inline
-    loop names them (the task id is a large number unique across restarts of a run), also
-    for a shard a stopped run left in pending/ (its result has no games)."""
-    pytest.importorskip("ray")
-    from catena_zero.pipeline.ray.learner import LearnerCore, pending_dir
-    from catena_zero.pipeline.ray.worker import SelfPlayTask, SelfPlayWorkerCore
-    from catena_zero.selfplay.selfplay import SelfPlayStats
-    from tests.pipeline.test_pipeline_ray import tiny_config
-
+    """The worker and learner of the process and Ray runtimes, in this process: a worker
+    keeps its task's games whole in its shard, and the learner writes them under the
+    iteration the shard becomes, as the inline loop names them (the task id is a large number
+    unique across restarts of a run), also for a shard a stopped run left in pending/ (its
+    result has no games)."""
     config = tiny_config(tmp_path, iterations=2)
     learner = LearnerCore(config)
     worker = SelfPlayWorkerCore(config, worker_index=0)
@@ -71,9 +70,6 @@ def test_ray_records_are_named_after_the_iteration_not_the_task(tmp_path: Path) 
 
 
 def test_games_in_a_shards_meta_are_read_only_in_their_own_form() -> None:
-    pytest.importorskip("ray")
-    from catena_zero.pipeline.ray.learner import sample_games_of
-
     assert [game.actions for game in sample_games_of({"sample_games": [[0, 3, [1, 2]]]})] == [
         (1, 2)]
     for bad in (5, "01", [[0, 3]], [[0, 3, "12"]], [[0, True, [1]]], [[0, 3, [1.5]]], [None],

@@ -1,7 +1,8 @@
-"""Resuming a run whose newest checkpoint name is held by something that is not a regular
-file (a directory, a FIFO): the run resumes from the newest good checkpoint with a warning
-naming it, leaves it as it is, and saves the iteration it does again beside it, so no
-iteration is lost and the next resume starts from that one."""
+"""Where a resumed run starts (`pipeline.resume`): the newest good checkpoint, with the shards,
+replay window and metrics put back at its iteration. A newest checkpoint name held by something
+that is not a regular file (a directory, a FIFO) is passed over with a warning naming it and
+left as it is; the iteration done again is saved beside it, so no iteration is lost and the
+next resume starts from that one."""
 
 from __future__ import annotations
 
@@ -14,8 +15,12 @@ import torch
 
 from catena_zero.cli.common import compose
 from catena_zero.cli.train import build_config
+from catena_zero.data import list_shards, read_shard
+from catena_zero.pipeline.handover import pending_dir
 from catena_zero.pipeline.inline import train_loop
-from catena_zero.pipeline.steps import find_resume_checkpoint
+from catena_zero.pipeline.metrics import read_metrics
+from catena_zero.pipeline.resume import find_resume_checkpoint, resume_run
+from catena_zero.pipeline.tracks import TrackMix
 from catena_zero.train import list_checkpoints, load_checkpoint
 
 torch.set_num_threads(1)
@@ -75,3 +80,32 @@ def test_a_special_file_as_the_newest_checkpoint_loses_no_iteration(tmp_path, ca
     checkpoint = find_resume_checkpoint(_config(run_dir, "iterations=3", "resume=true"),
                                         run_dir / "checkpoints", log=said.append)
     assert checkpoint.path == saved and said == []
+
+
+@pytest.mark.parametrize("handover", [False, True])
+def test_resume_run_puts_the_folder_back_at_the_newest_checkpoint(tmp_path, handover) -> None:
+    """`resume_run`, which every runtime starts with: the trainer, counters and RNG streams of
+    the newest checkpoint; the shard of the iteration after it removed (inline) or moved back
+    to pending/ (a runtime whose workers hand shards over by files); the replay window and the
+    metrics records end at the checkpoint's iteration."""
+    run_dir = tmp_path / "run"
+    train_loop(_config(run_dir, "iterations=2"))
+    first, newest = list_checkpoints(run_dir / "checkpoints")
+    newest.unlink()
+    config = _config(run_dir, "iterations=2", "resume=true")
+    said: list[str] = []
+
+    resumed = resume_run(config, log=said.append, handover=handover)
+    assert resumed.checkpoint == first and said == []
+    assert resumed.state.counters.iteration == 1 and resumed.trainer.step == load_checkpoint(
+        first).counters.step
+    assert [path.name for path in list_shards(run_dir / "shards")] == ["shard-000000000.npz"]
+    pending = sorted(path.name for path in pending_dir(run_dir).glob("*"))
+    assert [path.name for path in resumed.requeued] == pending
+    assert pending == (["requeued-shard-000000001.npz"] if handover else [])
+    window = resumed.replay_window(TrackMix(config.mix, config.rules))
+    window.refresh()
+    samples, _ = read_shard(run_dir / "shards" / "shard-000000000.npz")
+    assert window.num_samples == len(samples)
+    resumed.run_log(log=said.append).close()
+    assert [record["iteration"] for record in read_metrics(run_dir)] == [1] and said == []

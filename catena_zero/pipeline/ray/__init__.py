@@ -1,9 +1,11 @@
 """catena_zero.pipeline.ray: the Ray runtime (the only package that imports Ray).
 
 `train_distributed(config, ray_config)` runs self-play actors, a learner actor and a driver
-loop between them, locally (`ray.init()`) or on a cluster (`RayConfig.address`). The actor
-bodies are the plain classes `SelfPlayWorkerCore` and `LearnerCore`, which call the same
-library functions as `runtime=inline` (`catena_zero.pipeline.steps`).
+loop between them, locally (`ray.init()`) or on a cluster (`RayConfig.address`): `cluster`
+starts or joins Ray, `actors` wraps the plain classes `pipeline.worker.SelfPlayWorkerCore`
+and `pipeline.learner.LearnerCore` (shared with the process runtime, and calling the same
+steps as `runtime=inline`, `catena_zero.pipeline.steps`) as actors, and `runtime` is the
+driver.
 """
 
 from catena_zero.pipeline.ray.config import RayConfig

@@ -16,13 +16,9 @@ with `resume=true`); shards adopted after that checkpoint are consumed again.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import logging
 import math
-import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +26,10 @@ import ray
 from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
 
 from catena_zero.data import list_shards
-from catena_zero.network import InferenceModel
 from catena_zero.pipeline.config import TrainLoopConfig
-from catena_zero.pipeline.messages import CheckpointEvent, CheckpointHook, WeightsMessage
+from catena_zero.pipeline.handover import cleanup_partial_writes, orphan_result, pending_dir
+from catena_zero.pipeline.learner import LearnerStatus
+from catena_zero.pipeline.messages import CheckpointEvent, CheckpointHook
 from catena_zero.pipeline.probe import probe_due
 from catena_zero.pipeline.progress import (
     ProgressReporter,
@@ -40,183 +37,20 @@ from catena_zero.pipeline.progress import (
     describe_run,
     side_time_shares,
 )
-from catena_zero.pipeline.ray.config import RayConfig
-from catena_zero.pipeline.ray.learner import LearnerCore, LearnerStatus, orphan_result, pending_dir
-from catena_zero.pipeline.ray.worker import (
-    SelfPlayTask,
-    SelfPlayWorkerCore,
-    next_task,
-    task_track_key,
+from catena_zero.pipeline.ray.actors import (
+    EvaluatorActor,
+    InferenceServer,
+    LearnerActor,
+    SelfPlayWorkerActor,
 )
-from catena_zero.pipeline.steps import build_fresh_network, find_resume_checkpoint, warn
+from catena_zero.pipeline.ray.cluster import connect
+from catena_zero.pipeline.ray.config import RayConfig
+from catena_zero.pipeline.resume import find_resume_checkpoint
+from catena_zero.pipeline.steps import warn
 from catena_zero.pipeline.tracks import TrackClock, TrackMix
+from catena_zero.pipeline.worker import SelfPlayTask, next_task, task_track_key
 
 _WORKER_FAILURES = (RayActorError, ActorDiedError, ActorUnavailableError)
-
-
-# Ray's own single-machine settings for a local run (`address=None`), set before ray.init
-# unless exported already (an exported value wins). Checked on Ray 2.60 with `ss -ltnp`:
-# without them the GCS, the raylet and every worker listen on all interfaces.
-LOCAL_ENVIRONMENT = {
-    # No usage statistics leave the machine (release wheels also turn them off in ray.init;
-    # nightly wheels ask instead).
-    "RAY_USAGE_STATS_ENABLED": "0",
-    # The mode Ray uses on macOS and Windows: the node's address is 127.0.0.1, so every Ray
-    # process listens on loopback only. `_node_ip_address="127.0.0.1"` alone is not enough:
-    # on Linux ray.init resolves a loopback address to the machine's outward one.
-    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
-}
-# Token authentication stays as Ray sets it for a new local cluster: on, with a token Ray
-# makes and reads itself (RAY_AUTH_MODE exported after Ray is imported reaches the Python side
-# only, and the cluster then refuses its own driver). Ray announces that with a warning line
-# although it asks nothing of the user (authentication on is the safe state; the line only
-# says how to opt out), so that one line is dropped from the logger that writes it while
-# ray.init starts a local cluster. Every other line passes, Ray's warning that a cluster runs
-# *without* authentication among them; joining a cluster (`address`) is left as Ray has it.
-TOKEN_NOTICE = "Token authentication is enabled for this Ray cluster"
-TOKEN_NOTICE_LOGGER = "ray._private.authentication.authentication_token_setup"
-LOOPBACK = "127.0.0.1"
-
-
-class _DropTokenNotice(logging.Filter):
-    """Drops Ray's notice that it turned token authentication on; passes everything else."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not record.getMessage().startswith(TOKEN_NOTICE)
-
-
-@contextlib.contextmanager
-def token_notice_dropped() -> Iterator[None]:
-    """Within the block, Ray's token-authentication notice is not logged (see TOKEN_NOTICE)."""
-    logger = logging.getLogger(TOKEN_NOTICE_LOGGER)
-    notice_filter = _DropTokenNotice()
-    logger.addFilter(notice_filter)
-    try:
-        yield
-    finally:
-        logger.removeFilter(notice_filter)
-
-
-def init_options(config: RayConfig) -> dict[str, Any]:
-    """The keyword arguments `connect` passes to ray.init (nothing is started here)."""
-    options: dict[str, Any] = {"namespace": config.namespace,
-                               "log_to_driver": config.log_to_driver}
-    if config.address:
-        return {"address": config.address, **options}
-    return {**options, "include_dashboard": config.include_dashboard,
-            "dashboard_host": LOOPBACK, "_node_ip_address": LOOPBACK}
-
-
-def local_environment() -> dict[str, str]:
-    """The environment a local run starts Ray with: LOCAL_ENVIRONMENT under exported values."""
-    return {name: os.environ.get(name, value) for name, value in LOCAL_ENVIRONMENT.items()}
-
-
-def connect(config: RayConfig) -> None:
-    """ray.init on this machine (listening on loopback only, no usage statistics, without
-    Ray's token-authentication notice), or join the cluster at `config.address`."""
-    if ray.is_initialized():
-        return
-    if not config.address:
-        os.environ.update(local_environment())  # Ray's processes inherit it
-        # Ray reads the single-machine switch once, when it is imported (perhaps before now).
-        from ray._private import ray_constants
-
-        ray_constants.ENABLE_RAY_CLUSTER = (
-            os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"].lower() in ("1", "true"))
-        with token_notice_dropped():
-            ray.init(**init_options(config))
-        return
-    ray.init(**init_options(config))
-
-
-def _cleanup_partial_writes(directory: Path) -> None:
-    """Temp files of writes that a killed worker never finished (never read by anyone)."""
-    for path in directory.glob("*.tmp-*"):
-        path.unlink(missing_ok=True)
-
-
-class _LearnerActor(LearnerCore):
-    """The learner as an actor: restarted by Ray after a crash, it resumes from its checkpoint
-    whatever `loop.resume` said when the run started."""
-
-    def __init__(self, config: TrainLoopConfig):
-        if ray.get_runtime_context().was_current_actor_reconstructed:
-            config = dataclasses.replace(
-                config, loop=dataclasses.replace(config.loop, resume=True))
-        super().__init__(config)
-
-
-class _InferenceServer:
-    """One network for every self-play actor's leaves (on a GPU when `inference_gpus` > 0):
-    actors send observation planes, it answers with the heads; weights arrive by version."""
-
-    def __init__(self, config: TrainLoopConfig, device: str):
-        self.net = build_fresh_network(config)
-        self.model = InferenceModel(self.net, device,
-                                    precision=config.loop.inference_precision)
-        self.version = -1
-
-    def set_weights(self, weights: WeightsMessage) -> int:
-        if weights.version != self.version:
-            self.net.load_state_dict(weights.state_dict)
-            self.model.refresh()
-            self.version = weights.version
-        return self.version
-
-    def infer(self, planes, globals_):
-        return self.model(planes, globals_)
-
-
-class _RemoteModel:
-    """Stands in for the InferenceModel inside a worker's NetworkEvaluator."""
-
-    net = None
-
-    def __init__(self, server):
-        self.server = server
-
-    def refresh(self) -> None:
-        """Weights live in the server."""
-
-    def __call__(self, planes, globals_):
-        return ray.get(self.server.infer.remote(planes, globals_))
-
-
-class _SelfPlayWorkerActor(SelfPlayWorkerCore):
-    """A self-play worker that evaluates locally, or through the shared inference actor."""
-
-    def __init__(self, config: TrainLoopConfig, worker_index: int, server=None):
-        super().__init__(config, worker_index,
-                         remote_model=None if server is None else _RemoteModel(server))
-
-
-class _Evaluator:
-    """Runs the checkpoint hook (arena gating) in its own actor, off the driver's path, so
-    self-play and training go on while a new checkpoint plays the champion."""
-
-    def __init__(self, hook: CheckpointHook):
-        self.hook = hook
-
-    def evaluate(self, event: CheckpointEvent):
-        return self._guarded(self.hook, event, what=str(event.path))
-
-    def gate(self, pending):
-        """The slow part of a hook with `prepare` (the training gate): play what the driver
-        prepared."""
-        return self._guarded(self.hook.gate, pending, what=str(pending.candidate))
-
-    def recover(self, run_dir: str) -> list:
-        """The hook's work that a killed run left (pending gates), before any new one."""
-        return self._guarded(self.hook.recover, run_dir, what=f"recovery of {run_dir}")
-
-    @staticmethod
-    def _guarded(call, argument, what: str):
-        # A failed evaluation (say, a checkpoint rotated away first) must not stop training.
-        try:
-            return call(argument)
-        except Exception as error:  # noqa: BLE001 - reported in the run's summary instead
-            return f"evaluation of {what} failed: {type(error).__name__}: {error}"
 
 
 class _Driver:
@@ -229,7 +63,7 @@ class _Driver:
         self.hook = on_checkpoint
         self.evaluator = None
         if on_checkpoint is not None:
-            self.evaluator = ray.remote(_Evaluator).options(
+            self.evaluator = ray.remote(EvaluatorActor).options(
                 num_cpus=0, max_restarts=ray_config.max_actor_restarts).remote(on_checkpoint)
         self.evaluations: list[ray.ObjectRef] = []
         self.evaluation_failures: list[str] = []  # hooks' `prepare` failing in this process
@@ -240,7 +74,7 @@ class _Driver:
         # none intact is refused in one line before any actor starts.
         find_resume_checkpoint(config, self.run_dir / "checkpoints")
         restarts = ray_config.max_actor_restarts
-        learner_class = ray.remote(_LearnerActor).options(
+        learner_class = ray.remote(LearnerActor).options(
             num_cpus=1, num_gpus=ray_config.learner_gpus, max_restarts=restarts,
             max_task_retries=0)
         self.learner = learner_class.remote(config)
@@ -256,11 +90,11 @@ class _Driver:
         self.num_workers, self.cpus_per_actor = ray_config.placement(cluster_cpus)
         if ray_config.uses_inference_actor:
             device = "cuda" if ray_config.inference_gpus > 0 else "cpu"
-            self.server = ray.remote(_InferenceServer).options(
+            self.server = ray.remote(InferenceServer).options(
                 num_cpus=0, num_gpus=ray_config.inference_gpus,
                 max_restarts=restarts).remote(config, device)
             ray.get(self.server.set_weights.remote(self.weights_ref))
-        worker_class = ray.remote(_SelfPlayWorkerActor).options(
+        worker_class = ray.remote(SelfPlayWorkerActor).options(
             num_cpus=self.cpus_per_actor, max_restarts=restarts, max_task_retries=0)
         self.workers = [worker_class.remote(config, index, self.server)
                         for index in range(self.num_workers)]
@@ -304,7 +138,7 @@ class _Driver:
         if failures > self.ray_config.max_task_failures:
             raise RuntimeError(f"self-play task {task.task_id} failed {failures} times; "
                                f"last error: {error}") from error
-        _cleanup_partial_writes(pending_dir(self.run_dir))
+        cleanup_partial_writes(pending_dir(self.run_dir))
         _await_actor(lambda: self.workers[worker_index].ping.remote())
         retry = dataclasses.replace(task, attempt=task.attempt + 1,
                                     weights_version=self.weights_version)

@@ -1,54 +1,39 @@
-"""The learner of the Ray runtime: consumes self-play shards in arrival order, trains, checkpoints.
+"""The learner of the process and Ray runtimes: consumes self-play shards in arrival order,
+trains, checkpoints.
 
-It is a plain class (no Ray here) so it can be tested in-process; `runtime.py` wraps it in an
-actor. Shard handover works by files, like KataGo's: a self-play worker writes each shard
-atomically into `<run_dir>/pending/`; the learner adopts it by renaming it (atomically) to
-`<run_dir>/shards/shard-<iteration>.npz`, so `shards/` always holds exactly the shards that
-were trained on, in the order they were trained on. On resume the shards adopted after the
-newest checkpoint are moved back to `pending/` and consumed again: no written shard is ever
-lost, and the counters and replay window are those of the checkpoint.
+It is a plain class, run in the driver's process by `runtime=processes` and wrapped in an
+actor by the Ray runtime (`pipeline/ray/actors.py`), and tested in-process. Shards reach it
+by files (`handover`): it adopts each by renaming it into shards/ under the next iteration.
+It starts where `resume.resume_run` leaves the run; the shards adopted after the resumed
+checkpoint wait in pending/ and are consumed again, so the counters and replay window are
+those of the checkpoint and no written shard is lost.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 from pathlib import Path
 
-import numpy as np
-
-from catena_zero.data import (
-    ReplayWindow,
-    ShardError,
-    ShardMeta,
-    list_shards,
-    read_shard_meta,
-    shard_filename,
-)
+from catena_zero.data import ShardError, ShardMeta, read_shard_meta, shard_filename
 from catena_zero.network.config import NetworkConfig
 from catena_zero.pipeline.config import TrainLoopConfig
+from catena_zero.pipeline.handover import pending_shards, sample_games_of
 from catena_zero.pipeline.messages import CheckpointEvent, LoopState, SelfPlayResult, WeightsMessage
-from catena_zero.pipeline.metrics import RunLog
 from catena_zero.pipeline.probe import probe_due, run_probe
+from catena_zero.pipeline.resume import resume_run
 from catena_zero.pipeline.steps import (
     TrackPlayers,
     fair_komi_due,
-    find_resume_checkpoint,
     iteration_scalars,
     learner_iteration,
     make_weights_message,
     refresh_fair_komi,
-    resume_or_start,
     save_loop_checkpoint,
     save_sample_games,
     set_torch_threads,
 )
 from catena_zero.pipeline.tracks import TrackMix
-from catena_zero.selfplay.selfplay import SampleGame, SelfPlayStats
 from catena_zero.train.checkpoint import Counters
-
-PENDING_DIR = "pending"
-_SHARD_SEQUENCE = re.compile(r"shard-(\d+)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,63 +48,6 @@ class LearnerStatus:
     fair_komis: dict[str, float] = dataclasses.field(default_factory=dict)  # Track.key -> centre
     track_iterations: dict[str, int] = dataclasses.field(default_factory=dict)  # Track.key -> n
     track_seconds: dict[str, float] = dataclasses.field(default_factory=dict)  # Track.key -> s
-
-
-def pending_dir(run_dir: str | Path) -> Path:
-    return Path(run_dir) / PENDING_DIR
-
-
-def _sequence(path: Path) -> int:
-    match = _SHARD_SEQUENCE.match(path.name)
-    return int(match.group(1)) if match else -1
-
-
-def sample_games_of(extra: dict) -> list[SampleGame]:
-    """The games `selfplay_iteration(keep_games=True)` stored in a shard's meta extras
-    (`[[game_id, komi, [action, ...]], ...]`); [] when there are none or they are not in
-    that form."""
-    entries = extra.get("sample_games")
-    if not isinstance(entries, list):
-        return []
-    games = []
-    for entry in entries:
-        if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[2], list)
-                and all(_is_int(value) for value in (entry[0], entry[1], *entry[2]))):
-            return []
-        games.append(SampleGame(entry[0], entry[1], tuple(entry[2])))
-    return games
-
-
-def orphan_result(path: str | Path) -> SelfPlayResult:
-    """A SelfPlayResult for a shard found on disk (its statistics come from its metadata)."""
-    meta = read_shard_meta(path)
-    extra = meta.extra or {}
-    stats = SelfPlayStats(games=int(meta.num_games), positions=int(extra.get("positions", 0)),
-                          black_wins=int(extra.get("black_wins", 0)),
-                          draws=int(extra.get("draws", 0)), seconds=0.0)
-    return SelfPlayResult(iteration=int(extra.get("iteration", -1)),
-                          weights_version=int(meta.model_step), shard_path=str(path),
-                          stats=stats, fair_komi=float(extra.get("fair_komi", 0.0)))
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def requeue_unsaved_shards(run_dir: Path, iteration: int) -> list[Path]:
-    """Move shards adopted at or after `iteration` (work after the checkpoint) back to pending/.
-
-    Their names keep their sequence so they are consumed again in the same order.
-    """
-    moved = []
-    pending = pending_dir(run_dir)
-    pending.mkdir(parents=True, exist_ok=True)
-    for path in list_shards(run_dir / "shards"):
-        if _sequence(path) >= iteration:
-            target = pending / f"requeued-{path.name}"
-            path.replace(target)
-            moved.append(target)
-    return moved
 
 
 class LearnerCore:
@@ -138,19 +66,12 @@ class LearnerCore:
         self.run_dir = Path(loop.run_dir)
         self.shard_dir = self.run_dir / "shards"
         self.checkpoint_dir = self.run_dir / "checkpoints"
-        for directory in (self.shard_dir, self.checkpoint_dir, pending_dir(self.run_dir)):
-            directory.mkdir(parents=True, exist_ok=True)
-        self.generators = {"selfplay": np.random.default_rng([loop.seed, 1]),
-                           "train": np.random.default_rng([loop.seed, 2])}
         # Damaged newer checkpoints are skipped; the driver asks for these lines to print.
         self.resume_warnings: list[str] = []
-        resume_from = find_resume_checkpoint(config, self.checkpoint_dir,
-                                             log=self.resume_warnings.append)
-        iteration = resume_from.counters.iteration if resume_from is not None else 0
-        self.requeued = requeue_unsaved_shards(self.run_dir, iteration)
-        self.trainer, self.state = resume_or_start(config, self.checkpoint_dir, self.shard_dir,
-                                                   loop.device, self.generators,
-                                                   resume_from=resume_from)
+        resumed = resume_run(config, log=self.resume_warnings.append, handover=True)
+        self.generators = resumed.generators
+        self.requeued = resumed.requeued
+        self.trainer, self.state = resumed.trainer, resumed.state
         self.mix = TrackMix(config.mix, config.rules)
         self.players = TrackPlayers(config, self.trainer.published_net, self.trainer.device)
         for index, track in enumerate(self.mix.tracks):  # every track's komis need a centre
@@ -158,18 +79,12 @@ class LearnerCore:
                 engine, evaluator, _ = self.players.of(track)
                 refresh_fair_komi(self.state, engine, evaluator, config.selfplay,
                                   first=index == 0)
-        self.window = ReplayWindow(self.shard_dir, window_samples=config.train.window_samples,
-                                   num_planes=self.trainer.net.num_planes)
-        if config.mix.is_mixed:
-            self.window.set_track_shares(self.mix.shares_of(self.state.clock))
+        self.window = resumed.replay_window(self.mix)
         # Said by the driver: an actor's stderr does not reach the terminal.
         self.log_warnings: list[str] = []
-        self.logger = RunLog(self.run_dir, self.state.counters.iteration,
-                             tensorboard=loop.tensorboard, report_every=loop.report_every,
-                             log=self.log_warnings.append)
+        self.logger = resumed.run_log(log=self.log_warnings.append)
         self.probed_at = -1  # the iteration of the last probe
-        self.last_checkpoint: Path | None = (None if resume_from is None
-                                              else resume_from.path)
+        self.last_checkpoint: Path | None = resumed.checkpoint
 
     # --- queries -----------------------------------------------------------------------
     def weights(self) -> WeightsMessage:
@@ -193,9 +108,7 @@ class LearnerCore:
 
     def pending_shards(self) -> list[str]:
         """Complete shards waiting in pending/ (left by workers or requeued), oldest first."""
-        paths = list_shards(pending_dir(self.run_dir))
-        return [str(p) for p in sorted(paths, key=lambda p: (not p.name.startswith("requeued-"),
-                                                              p.stat().st_mtime, p.name))]
+        return pending_shards(self.run_dir)
 
     # --- work --------------------------------------------------------------------------
     def adopt(self, shard_path: str | Path) -> Path:
@@ -296,4 +209,3 @@ class LearnerCore:
                              scalars=scalars, fair_komis=dict(self.state.fair_komis),
                              track_iterations=dict(self.state.track_iterations),
                              track_seconds=dict(self.state.track_seconds))
-

@@ -1,11 +1,13 @@
-"""The self-play worker of the Ray runtime (a plain class; `runtime.py` makes it an actor).
+"""The self-play worker of the process and Ray runtimes: plays the tasks a driver hands out.
 
-A worker holds its own engine, network copy and RNG. Each task names the weights version to
-play with; the weights themselves travel through Ray's object store once per version and are
-loaded only when the version changes. Games are written as one shard per task, atomically,
-into the run's pending/ directory, where the learner adopts them; the first
-`loop.sample_games` games are kept whole in the shard's meta, and the learner writes them as
-game records under the iteration the shard becomes.
+A plain class: `runtime=processes` runs one in each worker process, the Ray runtime wraps it
+in an actor (`pipeline/ray/actors.py`). A worker holds its own engine, network copy and RNG.
+Each task names the weights version to play with; the weights are loaded only when the
+version changes (on Ray they travel through the object store once per version). Games are
+written as one shard per task, atomically, into the run's pending/ directory, where the
+learner adopts them (`handover`); the first `loop.sample_games` games are kept whole in the
+shard's meta, and the learner writes them as game records under the iteration the shard
+becomes.
 """
 
 from __future__ import annotations
@@ -59,8 +61,8 @@ def next_task(config: TrainLoopConfig, state: LoopState, mix: TrackMix, clock: T
 
 class SelfPlayWorkerCore:
     """Plays self-play tasks of any track of the run, evaluating on `device`; `remote_model`
-    (optional) stands in for the net's inference copy and sends leaves to a shared inference
-    actor."""
+    (optional) stands in for the net's inference copy and sends leaves elsewhere (the Ray
+    runtime's shared inference actor)."""
 
     def __init__(self, config: TrainLoopConfig, worker_index: int, remote_model=None,
                  device: str = "cpu"):
