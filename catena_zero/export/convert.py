@@ -48,6 +48,7 @@ from catena_zero.export.model_file import (
     rewrite_model_file,
     save_model_file,
 )
+from catena_zero.network import PolicyValueNet
 
 FORMAT1 = 1
 WEIGHTS_CONFIG = "data/weights/model_weights_config.json"
@@ -127,8 +128,6 @@ def _format1_metadata(path: Path, values: dict) -> ModelMetadata:
 def read_format1_network(path: str | Path) -> tuple[torch.nn.Module, ModelMetadata]:
     """(PolicyValueNet with the weights of the format-1 file, its metadata in the current
     format); ModelFileError when the file is not a readable format-1 model file."""
-    from catena_zero.network import PolicyValueNet
-
     path = Path(path)
     if sys.byteorder != "little":  # the raw storages are little-endian
         raise ModelFileError(f"model file {path}: format-1 files are converted on "

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from catena_zero.arena.specs import NetworkFile
 from catena_zero.export.model_file import ModelFile, load_model_file
+from catena_zero.network import InferenceModel
 from catena_zero.rules import Engine
 from catena_zero.selfplay.evaluator import NetworkEvaluator
 
@@ -36,8 +37,6 @@ def read_model_network(path: str | Path, device: str = "auto") -> NetworkFile:
     """The network of a model file as the arena's NetworkFile (an InferenceModel on `device`
     and the tracks it was trained on): the `model_reader` of an AgentFactory. ModelFileError
     (a ValueError naming the file) when it is unusable."""
-    from catena_zero.network import InferenceModel
-
     model = load_model_file(path)
     return NetworkFile(InferenceModel(model.network, device), "model",
                        tuple(str(track) for track in model.metadata.tracks))

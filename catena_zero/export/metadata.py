@@ -37,6 +37,10 @@ from typing import Any
 
 import torch
 
+from catena_zero.network import NetworkConfig
+from catena_zero.network.layout import side_of_grid
+from catena_zero.rules import NUM_GLOBALS, Rules, Track, get_board
+
 FORMAT_NAME = "catena-zero-model"
 FORMAT_VERSION = 3  # the newest version, written for size-general or many-track models
 PER_SIDE_VERSION = 2  # written for one track of a network with that track's home board
@@ -71,8 +75,6 @@ class ModelTrack:
            fair_komi: float | None = None) -> ModelTrack:
         """The ModelTrack of a Track, a Rules, "6/komi/standard" or "side6-komi-standard"
         (the komi range is the rules')."""
-        from catena_zero.rules import Track
-
         track = Track.parse(track)
         lo, hi = track.rules().komi_range
         return cls(side=track.side, game_type=track.game_type, scoring=track.scoring,
@@ -83,8 +85,6 @@ class ModelTrack:
     @property
     def track(self):
         """The `catena_zero.rules.Track` of this track."""
-        from catena_zero.rules import Track
-
         return Track(self.side, self.game_type, self.scoring)
 
     def __str__(self) -> str:
@@ -92,8 +92,6 @@ class ModelTrack:
 
     def rules(self):
         """The `catena_zero.rules.Rules` of this track."""
-        from catena_zero.rules import Rules
-
         return Rules(side=self.side, game_type=self.game_type, scoring=self.scoring)
 
 
@@ -148,8 +146,6 @@ class ModelMetadata:
     @property
     def home_side(self) -> int | None:
         """The side of the network's home board; None for a size-general network."""
-        from catena_zero.network.layout import side_of_grid
-
         return None if self.grid_size is None else side_of_grid(self.grid_size)
 
     @property
@@ -166,8 +162,6 @@ class ModelMetadata:
     def track_of(self, track) -> ModelTrack | None:
         """The listed track of a Track, Rules or "6/komi/standard"; None when the model was
         not trained on it (it still plays it)."""
-        from catena_zero.rules import Track
-
         wanted = Track.parse(track)
         return next((item for item in self.tracks if item.track == wanted), None)
 
@@ -177,8 +171,6 @@ class ModelMetadata:
 
     def network_init_args(self) -> dict[str, Any]:
         """`PolicyValueNet.from_init_args` arguments of the network the weights belong to."""
-        from catena_zero.rules import get_board
-
         args: dict[str, Any] = {"num_planes": self.num_planes, "num_globals": self.num_globals}
         if self.grid_size is not None:
             args["grid_size"] = self.grid_size
@@ -325,8 +317,6 @@ class _Reader:
                                    scoring=canonical.scoring)
 
     def network(self, values: dict) -> dict[str, Any]:
-        from catena_zero.network import NetworkConfig
-
         try:
             return NetworkConfig.from_dict(dict(values)).to_dict()
         except (ValueError, TypeError) as error:
@@ -335,9 +325,6 @@ class _Reader:
     def check_board(self, metadata: ModelMetadata) -> None:
         """The home board's shapes size the input and output: in version 2 they must be the
         track's board, in version 3 (when given) the board of some side."""
-        from catena_zero.network.layout import side_of_grid
-        from catena_zero.rules import get_board
-
         if metadata.grid_size is None:
             return
         stated = (metadata.grid_size, metadata.num_cells, metadata.num_actions)
@@ -382,8 +369,6 @@ def metadata_for(net: torch.nn.Module, rules, *, network_config: dict[str, Any],
     The home board's shapes are the network's own (none for a size-general network); the
     format version is `lowest_version`'s.
     """
-    from catena_zero.rules import NUM_GLOBALS
-
     if _is_one_track(rules):
         tracks = [rules if isinstance(rules, ModelTrack) else ModelTrack.of(
             rules, elo=elo, elo_reference=elo_reference, fair_komi=fair_komi)]

@@ -60,6 +60,8 @@ from catena_zero.export.metadata import (
     lowest_version,
     metadata_for,
 )
+from catena_zero.network import PolicyValueNet
+from catena_zero.rules import NUM_GLOBALS, NUM_PLANES
 
 __all__ = [
     "FORMAT_NAME", "FORMAT_VERSION", "METADATA_MEMBER", "OUTPUT_NAMES", "PROGRAM_MEMBER",
@@ -186,10 +188,6 @@ class ModelFile:
     def rules(self):
         return self.metadata.rules()
 
-    def as_network(self) -> torch.nn.Module:
-        """A module whose forward returns `catena_zero.network.NetOutput` (the network)."""
-        return self.network
-
     @torch.inference_mode()
     def run(self, planes: np.ndarray, globals_: np.ndarray) -> dict[str, np.ndarray]:
         """Evaluate observations: planes [B, P, H, W], globals [B, G] -> numpy outputs by name
@@ -208,9 +206,6 @@ class ModelFile:
 def _network_from(path: str | Path, metadata: ModelMetadata, weights: bytes) -> torch.nn.Module:
     """The PolicyValueNet of `metadata` holding the safetensors `weights`, in eval mode."""
     import safetensors.torch
-
-    from catena_zero.network import PolicyValueNet
-    from catena_zero.rules import NUM_GLOBALS, NUM_PLANES
 
     if metadata.num_planes > NUM_PLANES or metadata.num_globals > NUM_GLOBALS:
         raise ModelFileError(
