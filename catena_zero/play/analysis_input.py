@@ -41,7 +41,7 @@ import re
 import threading
 from dataclasses import dataclass
 
-from catena_zero.play.gtp import shown
+from catena_zero.play.gtp_protocol import shown
 
 MAX_LINE_BYTES = 65536  # longer lines are refused (not counting the newline)
 PIECE = MAX_LINE_BYTES + 2  # what the reader takes at once: the longest line and CR LF

@@ -23,7 +23,7 @@ import math
 import sys
 
 from catena_zero.komi.fair import komi_for_play
-from catena_zero.play.gtp import GtpError, parse_integer
+from catena_zero.play.gtp_protocol import GtpError, parse_integer
 from catena_zero.play.session import COLOUR_NAMES
 
 ANALYZE = "catena-analyze"

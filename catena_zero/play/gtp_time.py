@@ -14,7 +14,8 @@ so a controller that never sends `time_left` is still played in time. `clear_boa
 
 from __future__ import annotations
 
-from catena_zero.play.gtp import GtpEngine, GtpError, parse_integer, parse_number
+from catena_zero.play.gtp import GtpEngine
+from catena_zero.play.gtp_protocol import GtpError, parse_integer, parse_number
 from catena_zero.play.time_control import GameClock
 
 MAX_SECONDS = 10_000_000  # any clock a controller sets is far below (115 days)
