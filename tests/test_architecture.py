@@ -184,18 +184,6 @@ def test_scripts_use_the_installed_package(path: Path) -> None:
 
 # ------------------------------------------------------------------ imports inside functions
 LAZY_REASON = re.compile(r"#\s*lazy:\s*\S")
-# In-function project imports that do not carry their reason beside them yet, counted per
-# file: one more such import in these files still fails.
-UNMARKED_IN_FUNCTION = {
-    # module __getattr__: gtp loads on first use, so `python -m catena_zero.play.gtp` runs
-    # without a second copy of the module
-    "play/__init__.py": 1,
-    "cli/komi.py": 16,
-    "export/convert.py": 1,
-    "export/evaluator.py": 1,
-    "export/metadata.py": 10,
-    "export/model_file.py": 2,
-}
 
 
 def _resolve(node: ast.ImportFrom, path: Path) -> str:
@@ -298,10 +286,7 @@ def test_project_imports_sit_at_the_top() -> None:
     problems = []
     for _, path in _modules():
         name = path.relative_to(PACKAGE_ROOT).as_posix()
-        found = in_function_imports(path)
-        if len(found) <= UNMARKED_IN_FUNCTION.get(name, 0):
-            continue
-        for line, module in found:
+        for line, module in in_function_imports(path):
             problems.append(f"catena_zero/{name}:{line} imports {module} inside a function; "
                             f"move it to the top, or say why it waits (# lazy: reason)")
     assert problems == [], "\n".join(problems)

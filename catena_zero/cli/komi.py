@@ -27,6 +27,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import torch
+
+from catena_zero.arena.specs import AgentFactory, load_checkpoint_model, network_file_kind
 from catena_zero.cli.common import (
     ConfigError,
     InputFileError,
@@ -35,7 +38,17 @@ from catena_zero.cli.common import (
     rules_from_config,
     to_dataclass,
 )
+from catena_zero.export import load_model_file
+from catena_zero.export.evaluator import read_model_network
+from catena_zero.komi.atlas import AtlasError, AtlasModel, file_sha256, run_atlas
+from catena_zero.komi.atlas.workers import WorkersUnavailable
 from catena_zero.komi.config import KomiConfig
+from catena_zero.komi.solver_agent import SolverAgent
+from catena_zero.mcts.config import SearchConfig
+from catena_zero.network import InferenceModel
+from catena_zero.play.bundled import bundled_general_path, bundled_model_path
+from catena_zero.rules import Engine
+from catena_zero.selfplay.evaluator import NetworkEvaluator
 
 NOT_KOMI_KEYS = ("board", "rules", "mcts")
 
@@ -43,12 +56,7 @@ NOT_KOMI_KEYS = ("board", "rules", "mcts")
 def build_agent(rules, config: KomiConfig, search_config):
     """The agent named by config.agent: "solver", or anything the arena's specs accept."""
     if config.agent.strip().lower() == "solver":
-        from catena_zero.komi.solver_agent import SolverAgent
-
         return SolverAgent()
-    from catena_zero.arena.specs import AgentFactory
-    from catena_zero.export.evaluator import read_model_network
-
     factory = AgentFactory(rules, search_config, config.device, config.registry_path,
                            model_reader=read_model_network)
     try:
@@ -74,16 +82,15 @@ def prepare_overrides(overrides: list[str]) -> list[str]:
 def main(overrides: list[str]) -> int:
     config = compose("komi", overrides)
     rules = rules_from_config(config)
-    from catena_zero.mcts.config import SearchConfig
-
     search_config = to_dataclass(SearchConfig, config.mcts, "mcts")
     komi_config = to_dataclass(KomiConfig, {k: config[k] for k in config
                                             if k not in NOT_KOMI_KEYS})
+    if komi_config.mode == "atlas":
+        return run_atlas_command(komi_config, search_config)
+    # lazy: matplotlib, which `catena-zero komi --help` (reading this module) never needs
     from catena_zero.komi.analysis import analyse_komi
     from catena_zero.komi.plots import format_summary
 
-    if komi_config.mode == "atlas":
-        return run_atlas_command(komi_config, search_config)
     agent = build_agent(rules, komi_config, search_config)
     row = analyse_komi(rules, agent, komi_config.agent, komi_config)
     print(format_summary([row]))
@@ -95,8 +102,6 @@ def atlas_models(model_path: str, device: str, precision: str = "auto"):
     """models(side) for the atlas: `model_path` for every side when given, else the bundled
     general model, else the side's bundled model (None where there is none); `precision` is
     the network arithmetic of the games (InferenceModel's)."""
-    from catena_zero.play.bundled import bundled_general_path, bundled_model_path
-
     if model_path:
         model = load_atlas_model(model_path, device, precision)
         return lambda side: model
@@ -123,13 +128,6 @@ def load_atlas_model(path: str, device: str, precision: str = "auto"):
     its network an InferenceModel in `precision` ("auto": bfloat16 on a CPU with fast
     bfloat16, catena_zero.network.device); InputFileError naming the file when it cannot be
     read as that kind."""
-    from catena_zero.arena.specs import load_checkpoint_model, network_file_kind
-    from catena_zero.export import load_model_file
-    from catena_zero.komi.atlas import AtlasModel, file_sha256
-    from catena_zero.network import InferenceModel
-    from catena_zero.rules import Engine
-    from catena_zero.selfplay.evaluator import NetworkEvaluator
-
     if not Path(path).is_file():
         raise InputFileError(f"model={path}: no such file")
     kind = network_file_kind(path)
@@ -148,11 +146,8 @@ def load_atlas_model(path: str, device: str, precision: str = "auto"):
 
 def run_atlas_command(config: KomiConfig, search_config) -> int:
     """`catena-zero komi atlas`: run the atlas, then write its table and figures."""
-    import torch
-
-    from catena_zero.komi.atlas import AtlasError, run_atlas
+    # lazy: matplotlib, which `catena-zero komi --help` (reading this module) never needs
     from catena_zero.komi.atlas.report import write_report
-    from catena_zero.komi.atlas.workers import WorkersUnavailable
 
     if config.atlas.workers > 1 and config.device != "cpu":
         raise InputFileError(f"atlas.workers={config.atlas.workers} forks the command, which "

@@ -10,6 +10,8 @@ __all__ = list(_GTP_NAMES)
 
 def __getattr__(name: str):
     if name in _GTP_NAMES:
+        # lazy: `python -m catena_zero.play.gtp` would otherwise find the module already
+        # imported by its package and run a second copy of it
         from catena_zero.play import gtp
 
         return getattr(gtp, name)
