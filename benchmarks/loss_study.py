@@ -7,11 +7,12 @@ study of each lost game.
         --shards runs/general6/shards --out runs/loss
 
 `play` plays the model at the default player's search (`PlayerConfig`, one leaf per call
-as in every recorded match) against each opponent on one track at its fair komi (as
-`benchmarks.general_targets` finds it), colours alternating, and writes `games.json`: each
-player named by its file's SHA-256 and its search settings, every game's actions, and one
-SGF per game under `sgf/`; `matches` is keyed by match name (`side6-uct1000`) as in
-`benchmarks.general_targets` reports, each with its result and its games.
+as in every recorded match; `--search FIELD=VALUE` changes a field of it) against each
+opponent on one track at its fair komi (as `benchmarks.general_targets` finds it), colours
+alternating, and writes `games.json`: each player named by its file's SHA-256 and its
+search settings, every game's actions, and one SGF per game under `sgf/`; `matches` is
+keyed by match name (`side6-uct1000`) as in `benchmarks.general_targets` reports, each with
+its result and its games.
 
 `analyse` (`benchmarks/loss_analysis.py`) replays every game, evaluates the network on every
 position and finds, for each lost game, the ply from which the network's value stays on the
@@ -30,6 +31,7 @@ import time
 from pathlib import Path
 
 from benchmarks.general_targets import FairKomi, network_spec, player_record
+from benchmarks.search_settings_match import replace_fields
 from catena_zero.arena.match import play_match
 from catena_zero.arena.specs import AgentFactory
 from catena_zero.data.atomic import atomic_write_text
@@ -50,8 +52,9 @@ def play(arguments: argparse.Namespace, log=print) -> dict:
     track = Track.parse(arguments.track)
     rules = track.rules()
     spec = network_spec(model_path)
-    search = PlayerConfig(simulations=arguments.simulations,
-                          leaves_per_call=1).search_config()
+    search = replace_fields(PlayerConfig(simulations=arguments.simulations,
+                                         leaves_per_call=1).search_config(),
+                            arguments.search, "loss_study")
     factory = AgentFactory(rules, search, "cpu", model_reader=read_model_network)
     komi, komi_source = (arguments.komi, "given") if arguments.komi is not None else (
         FairKomi(model_path, factory, spec, {})(str(track)))
@@ -106,6 +109,9 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
                              help="komi (default: the track's fair komi)")
     play_parser.add_argument("--games", type=int, default=200)
     play_parser.add_argument("--simulations", type=int, default=128)
+    play_parser.add_argument("--search", action="append", default=[], metavar="FIELD=VALUE",
+                             help="change a field of the model's search (SearchConfig, e.g. "
+                                  "rollout_mix=0; repeatable)")
     play_parser.add_argument("--seed", type=int, default=0)
     play_parser.add_argument("--out", default="runs/loss")
     from benchmarks.loss_analysis import add_arguments

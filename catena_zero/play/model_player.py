@@ -207,7 +207,11 @@ class ModelPlayer:
             if rate is not None:
                 planned = max(1, min(config.num_simulations, int(rate * bound)))
                 config = dataclasses.replace(config, num_simulations=planned)
-        output = search(evaluator.engine, states, evaluator, config, self.rng,
+        # Without noise a search is repeatable: the random playouts of `rollout_mix` start
+        # from the seed each time, so the same position gets the same answer whatever was
+        # asked before.
+        rng = self.rng if self.config.noise else np.random.default_rng(self.config.seed)
+        output = search(evaluator.engine, states, evaluator, config, rng,
                         deadline=deadline, on_progress=on_progress,
                         progress_every=progress_every)
         elapsed = time.monotonic() - start

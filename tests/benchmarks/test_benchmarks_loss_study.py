@@ -108,10 +108,12 @@ def test_play_keeps_every_game_and_names_players_by_hash_then_analyse_studies_lo
     out = tmp_path / "loss"
     assert loss_study.main(["play", "--model", str(model), "--opponent", "uct:8",
                             "--track", "4/komi/standard", "--games", "4", "--komi", "15",
+                            "--search", "rollout_mix=0",
                             "--simulations", "2", "--out", str(out)]) == 0
     report = json.loads((out / "games.json").read_text())
     assert report["model"]["sha256"] == hashlib.sha256(model.read_bytes()).hexdigest()
     assert report["model"]["search"]["num_simulations"] == 2
+    assert report["model"]["search"]["rollout_mix"] == 0  # the network's value alone
     # at the top of the komi range White wins nearly every game: the model loses as Black
     assert report["komi"] == 15 and report["komi_source"] == "given"
     (match,) = report["matches"].values()

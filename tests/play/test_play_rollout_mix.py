@@ -54,3 +54,17 @@ def test_every_play_command_takes_the_setting() -> None:
     assert engine.player.config.rollout_mix == 0.25
     assert play_cli.build([model, "player.rollout_mix=0.5"])[2].rollout_mix == 0.5
     assert serve_cli.build([model, "player.rollout_mix=0.5"])[2].rollout_mix == 0.5
+
+
+def test_a_mixing_player_without_noise_answers_a_position_alike_every_time() -> None:
+    torch.set_num_threads(1)
+    player = ModelPlayer(ModelLibrary(tiny_model_file(3)),
+                         PlayerConfig(simulations=24, rollout_mix=0.5))
+    game = Game(Rules(side=3), komi=10)
+    first = player.analyze(game)
+    moves = {player.genmove(game) for _ in range(4)}
+    assert len(moves) == 1
+    again = player.analyze(game)  # values and visits too, not only the move
+    assert repr(again) == repr(first)
+    komis = {player.choose_komi(Rules(side=3)) for _ in range(3)}
+    assert len(komis) == 1
