@@ -233,7 +233,7 @@ def analyse(arguments: argparse.Namespace, log=print) -> dict:
         moved_by_model = turn > 0 and to_move[game, turn - 1] == model_colour[game]
         model_plies = [ply for ply in range(min(turn, plies))
                        if to_move[game, ply] == model_colour[game]
-                       and ply >= report_opening_plies(records[game][1])]
+                       and ply >= records[game][1]["opening_plies"]]
         last_model_ply = model_plies[-1] if model_plies else None
         losses.append({"game": int(game), "opponent": records[game][0],
                        "model_colour": "black" if model_colour[game] == BLACK else "white",
@@ -281,10 +281,6 @@ def analyse(arguments: argparse.Namespace, log=print) -> dict:
     log(json.dumps(study["summary"], indent=1))
     log(json.dumps(study["network"], indent=1))
     return study
-
-
-def report_opening_plies(game: dict) -> int:
-    return int(game.get("opening_plies", 0))
 
 
 def masked_by_phase(value_error, entropies, phases, alive, games) -> dict:

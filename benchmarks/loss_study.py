@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import sys
 import time
 from pathlib import Path
@@ -83,18 +84,12 @@ def play(arguments: argparse.Namespace, log=print) -> dict:
         report["matches"][name] = {"name": name, "opponent": player_record(opponent, None),
                                    "result": summary, "games": games,
                                    "seconds": time.perf_counter() - started}
-        atomic_write_text(out / "games.json", _dumps(report))
+        atomic_write_text(out / "games.json", json.dumps(report, indent=1) + "\n")
         log(f"model vs {opponent}: {result.wins}-{result.losses}"
             f"{f'-{result.draws}' if result.draws else ''} score {result.score:.3f} "
             f"[{result.interval[0]:.3f}, {result.interval[1]:.3f}] "
             f"({time.perf_counter() - started:.0f} s)")
     return report
-
-
-def _dumps(report: dict) -> str:
-    import json
-
-    return json.dumps(report, indent=1) + "\n"
 
 
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
