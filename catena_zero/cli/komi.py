@@ -18,9 +18,16 @@ empirical fair komi with its 95% profile-likelihood interval).
     catena-zero komi atlas atlas.estimates=false              # exact values only (sides 2-3)
 
 The atlas (catena_zero.komi.atlas) measures every track of atlas.sides x atlas.variants
-with `model` (a model file or a checkpoint; default the bundled general model, else each
-side's bundled model) and writes atlas.json (resumable: a track measured with the same
-model and settings is kept), atlas.md and the figures beside it.
+with `model` (a model file or a checkpoint; default the bundled model that plays each
+track, as `catena-zero play` chooses it) and writes atlas.json (resumable: a track
+measured with the same model and settings is kept), atlas.md and the figures beside it.
+
+    catena-zero komi curve 'curve.sides=[4,5,6]' 'curve.simulations=[8,16,32,64]' \
+        atlas.target_width=2 atlas.max_games=400
+
+The strength curve (catena_zero.komi.atlas.curve) measures the komi tracks of curve.sides
+at each of curve.simulations (and curve.extra's SIDE:SIMULATIONS), one atlas file a
+strength under curve.output_dir, then writes curve.json, curve.md and curve.png there.
 """
 
 from __future__ import annotations
@@ -41,13 +48,14 @@ from catena_zero.cli.common import (
 from catena_zero.export import load_model_file
 from catena_zero.export.evaluator import read_model_network
 from catena_zero.komi.atlas import AtlasError, AtlasModel, file_sha256, run_atlas
+from catena_zero.komi.atlas.curve import curve_document, curve_plan
 from catena_zero.komi.atlas.workers import WorkersUnavailable
 from catena_zero.komi.config import KomiConfig
 from catena_zero.komi.solver_agent import SolverAgent
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.network import InferenceModel
-from catena_zero.play.bundled import bundled_general_path, bundled_model_path
-from catena_zero.rules import Engine
+from catena_zero.play.bundled import ModelLibrary
+from catena_zero.rules import Engine, Track
 from catena_zero.selfplay.evaluator import NetworkEvaluator
 
 NOT_KOMI_KEYS = ("board", "rules", "mcts")
@@ -67,16 +75,17 @@ def build_agent(rules, config: KomiConfig, search_config):
         raise ConfigError(f"agent={config.agent!r}: {error}") from error
 
 
-MODES = ("atlas",)
+MODES = ("atlas", "curve")
 
 
 def prepare_overrides(overrides: list[str]) -> list[str]:
-    """The word `atlas` becomes `mode=atlas`. Idempotent."""
+    """The word `atlas` or `curve` becomes `mode=atlas` or `mode=curve`. Idempotent."""
     words = [item for item in overrides if "=" not in item and not item.startswith(("~", "+"))]
     rest = [item for item in overrides if item not in words]
     if len(words) > 1 or (words and words[0] not in MODES):
-        raise ConfigError(f"unknown komi mode {' '.join(words)!r}; the one mode word is atlas")
-    return (["mode=atlas"] if words else []) + rest
+        raise ConfigError(f"unknown komi mode {' '.join(words)!r}; the mode words are "
+                          f"{' and '.join(MODES)}")
+    return ([f"mode={words[0]}"] if words else []) + rest
 
 
 def main(overrides: list[str]) -> int:
@@ -87,6 +96,8 @@ def main(overrides: list[str]) -> int:
                                             if k not in NOT_KOMI_KEYS})
     if komi_config.mode == "atlas":
         return run_atlas_command(komi_config, search_config)
+    if komi_config.mode == "curve":
+        return run_curve_command(komi_config, search_config)
     # lazy: matplotlib, which `catena-zero komi --help` (reading this module) never needs
     from catena_zero.komi.analysis import analyse_komi
     from catena_zero.komi.plots import format_summary
@@ -98,28 +109,28 @@ def main(overrides: list[str]) -> int:
     return 0
 
 
-def atlas_models(model_path: str, device: str, precision: str = "auto"):
-    """models(side) for the atlas: `model_path` for every side when given, else the bundled
-    general model, else the side's bundled model (None where there is none); `precision` is
-    the network arithmetic of the games (InferenceModel's)."""
+def atlas_models(model_path: str, device: str, precision: str = "auto",
+                 library: ModelLibrary | None = None):
+    """models(side, variant) for the atlas: `model_path` for every track when given, else
+    the bundled model that plays the track (the library's per-track choice, as play makes
+    it; None where none does); `precision` is the network arithmetic of the games
+    (InferenceModel's). Each file is loaded once."""
     if model_path:
         model = load_atlas_model(model_path, device, precision)
-        return lambda side: model
-    general = bundled_general_path()
-    if general.is_file():
-        model = load_atlas_model(str(general), device, precision)
-        return lambda side: model
-    loaded: dict[int, object] = {}
+        return lambda side, variant: model
+    library = library if library is not None else ModelLibrary()
+    loaded: dict[str, object] = {}
 
-    def side_model(side: int):
-        path = bundled_model_path(side)
-        if not path.is_file():
+    def track_model(side: int, variant: str):
+        name = library.choice(Track(side, *variant.split("/")))
+        if name is None:
             return None
-        if side not in loaded:
-            loaded[side] = load_atlas_model(str(path), device, precision)
-        return loaded[side]
+        if name not in loaded:
+            loaded[name] = load_atlas_model(str(library.bundled_directory() / name), device,
+                                            precision)
+        return loaded[name]
 
-    return side_model
+    return track_model
 
 
 def load_atlas_model(path: str, device: str, precision: str = "auto"):
@@ -162,5 +173,27 @@ def run_atlas_command(config: KomiConfig, search_config) -> int:
         raise InputFileError(str(error)) from None
     written = write_report(document, Path(config.atlas.output).parent)
     print(f"atlas: {len(document['records'])} tracks in {config.atlas.output}; "
+          f"{', '.join(str(path) for path in written)}")
+    return 0
+
+
+def run_curve_command(config: KomiConfig, search_config) -> int:
+    """`catena-zero komi curve`: each strength's atlas (catena_zero.komi.atlas.curve), then
+    the curve's files."""
+    # lazy: matplotlib, which `catena-zero komi --help` (reading this module) never needs
+    from catena_zero.komi.atlas.curve_plot import write_curve
+
+    torch.set_num_threads(config.atlas.threads)
+    models = atlas_models(config.model, config.device, config.inference_precision)
+    for simulations, atlas in curve_plan(config.curve, config.atlas):
+        print(f"curve: {simulations} simulations a move on sides "
+              f"{', '.join(map(str, atlas.sides))} into {atlas.output}")
+        try:
+            run_atlas(atlas, models, search_config)
+        except (AtlasError, WorkersUnavailable) as error:
+            raise InputFileError(str(error)) from None
+    document = curve_document(config.curve)
+    written = write_curve(document, config.curve.output_dir)
+    print(f"curve: {len(document['rows'])} measurements; "
           f"{', '.join(str(path) for path in written)}")
     return 0

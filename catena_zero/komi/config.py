@@ -167,10 +167,55 @@ class AtlasConfig:
 
 
 @dataclass
+class CurveConfig:
+    """`catena-zero komi curve`: the atlas's komi tracks measured at several search
+    strengths of the same model (catena_zero.komi.atlas.curve): where the fair komi settles
+    as play gets stronger. Each strength is an atlas of its own under `output_dir`, with the
+    `atlas` group's other settings (resumable per track); then curve.json, curve.md and
+    curve.png beside them."""
+
+    sides: list[int] = field(default_factory=lambda: [2, 3, 4, 5, 6, 7, 8])  # board sides
+    variants: list[str] = field(default_factory=lambda: ["komi/standard"])  # komi tracks
+    simulations: list[int] = field(default_factory=lambda: [8, 16, 32, 64])  # strengths
+    extra: list[str] = field(default_factory=list)  # "SIDE:SIMULATIONS": more strengths on
+    #   some sides only (the strongest the budget allows on small boards), e.g. "4:128"
+    output_dir: str = "runs/komi/curve"  # sims<N>/atlas.json a strength, and the curve files
+
+    def extra_pairs(self) -> list[tuple[int, int]]:
+        """`extra` as (side, simulations) pairs."""
+        pairs = []
+        for item in self.extra:
+            side, _, simulations = str(item).partition(":")
+            try:
+                pairs.append((int(side), int(simulations)))
+            except ValueError:
+                raise ValueError(f"curve.extra: {item!r} is not SIDE:SIMULATIONS") from None
+        return pairs
+
+    def __post_init__(self):
+        bad_sides = [side for side in self.sides if not 2 <= int(side) <= 10]
+        if not self.sides or bad_sides:
+            raise ValueError(f"curve.sides must be board sides 2..10, got {list(self.sides)}")
+        bad = [variant for variant in self.variants
+               if variant not in ATLAS_VARIANTS or not variant.startswith("komi/")]
+        if not self.variants or bad:
+            raise ValueError(f"curve.variants: {bad or 'empty list'} are not komi tracks; "
+                             f"choose from komi/standard, komi/longest, komi/quadratic")
+        if not self.simulations or any(int(count) < 1 for count in self.simulations):
+            raise ValueError(f"curve.simulations must be search strengths >= 1, got "
+                             f"{list(self.simulations)}")
+        for side, simulations in self.extra_pairs():
+            if not 2 <= side <= 10 or simulations < 1:
+                raise ValueError(f"curve.extra: side {side} at {simulations} simulations is "
+                                 f"not a board side 2..10 at >= 1 simulation")
+
+
+@dataclass
 class KomiConfig:
     """`catena-zero komi`: every estimate for one track's champion or an agent spec."""
 
-    mode: str = "track"  # track: one track's estimates; atlas: every side and variant
+    mode: str = "track"  # track: one track's estimates; atlas: every side and variant;
+    #   curve: the atlas's komi tracks at several search strengths (`curve`)
     agent: str = "champion"  # "champion", "solver" (exact, sides 2-3), an arena spec or a path
     model: str = ""  # atlas: a model file or checkpoint; "" = the bundled general/side model
     registry_path: str = "runs/champions.json"  # champion registry used when agent=champion
@@ -184,10 +229,11 @@ class KomiConfig:
     opening: OpeningConfig = field(default_factory=OpeningConfig)
     estimate: NetworkEstimateConfig = field(default_factory=NetworkEstimateConfig)
     atlas: AtlasConfig = field(default_factory=AtlasConfig)
+    curve: CurveConfig = field(default_factory=CurveConfig)
 
     def __post_init__(self):
-        if self.mode not in ("track", "atlas"):
-            raise ValueError(f"mode must be track or atlas, got {self.mode!r}")
+        if self.mode not in ("track", "atlas", "curve"):
+            raise ValueError(f"mode must be track, atlas or curve, got {self.mode!r}")
         if self.inference_precision not in INFERENCE_PRECISIONS:
             raise ValueError(f"inference_precision must be one of {INFERENCE_PRECISIONS}, "
                              f"got {self.inference_precision!r}")

@@ -41,7 +41,7 @@ FAST_VARIANTS = ["komi/standard", "komi/longest", "nokomi/standard", "double/sta
 
 def test_on_solved_side_2_the_intervals_hold_the_exact_values(tmp_path):
     model = exact_model()
-    document = run_atlas(atlas_config(tmp_path, variants=FAST_VARIANTS), lambda side: model,
+    document = run_atlas(atlas_config(tmp_path, variants=FAST_VARIANTS), lambda *track: model,
                          progress=False, log=lambda line: None)
     records = document["records"]
     assert len(records) == 4
@@ -75,13 +75,13 @@ def test_a_measured_track_is_kept_and_a_new_model_measures_again(tmp_path):
     config = atlas_config(tmp_path, variants=["double/standard"])
     model = exact_model()
     lines: list[str] = []
-    run_atlas(config, lambda side: model, progress=False, log=lines.append)
+    run_atlas(config, lambda *track: model, progress=False, log=lines.append)
     first = load_atlas(config.output)["records"]["side2-double-standard"]
-    run_atlas(config, lambda side: model, progress=False, log=lines.append)
+    run_atlas(config, lambda *track: model, progress=False, log=lines.append)
     assert "already measured" in lines[-1]
     assert load_atlas(config.output)["records"]["side2-double-standard"] == first
     other = AtlasModel("other", "1" * 64, model.evaluator)
-    run_atlas(config, lambda side: other, progress=False, log=lines.append)
+    run_atlas(config, lambda *track: other, progress=False, log=lines.append)
     assert load_atlas(config.output)["records"]["side2-double-standard"]["model"]["name"] == "other"
 
 
@@ -101,7 +101,7 @@ def test_varied_openings_then_the_searchs_own_choice(tmp_path):
     assert varied.config.gumbel_scale == 0.0 and varied.config.num_simulations == 8
     assert (varied.temperature, varied.temperature_moves) == (1.0, 2)
     config = atlas_config(tmp_path, variants=["komi/standard"], opening_moves=1)
-    record = run_atlas(config, lambda side: model, progress=False,
+    record = run_atlas(config, lambda *track: model, progress=False,
                        log=lambda line: None)["records"]["side2-komi-standard"]
     assert record["settings"]["atlas"]["opening_moves"] == 1
     assert record["interval"][0] <= 2.5 <= record["interval"][1] and record["exact_agrees"]
@@ -128,13 +128,13 @@ def test_opening_share_scales_the_opening_with_the_board(tmp_path):
                        AtlasConfig()).temperature_moves == 8
     model = exact_model()
     shared = atlas_config(tmp_path, variants=["komi/standard"], opening_share=0.09)
-    record = run_atlas(shared, lambda side: model, progress=False,
+    record = run_atlas(shared, lambda *track: model, progress=False,
                        log=lambda line: None)["records"]["side2-komi-standard"]
     assert record["settings"]["atlas"]["opening_moves"] == 1
     assert "opening_share" not in record["settings"]["atlas"]
     lines = []
     fixed = dataclasses.replace(shared, opening_share=0.0, opening_moves=1)
-    run_atlas(fixed, lambda side: model, progress=False, log=lines.append)
+    run_atlas(fixed, lambda *track: model, progress=False, log=lines.append)
     assert "already measured" in lines[-1]
     for bad in ({"opening_share": -0.1}, {"opening_share": 1.0}):
         with pytest.raises(ValueError, match="opening"):
@@ -148,12 +148,12 @@ def test_workers_measure_the_same_records_in_parallel(tmp_path):
     variants = FAST_VARIANTS + ["komi/quadratic"]
     cache = str(tmp_path / "cache.json")  # one solve: its report (and seconds) shared
     alone = run_atlas(atlas_config(tmp_path / "one", variants=variants, check_simulations=4,
-                                   solver_cache=cache), lambda side: model,
+                                   solver_cache=cache), lambda *track: model,
                       progress=False, log=lambda line: None)["records"]
     lines = []
     config = atlas_config(tmp_path / "two", variants=variants, check_simulations=4,
                           solver_cache=cache, workers=2)
-    both = run_atlas(config, lambda side: model, progress=False, log=lines.append)["records"]
+    both = run_atlas(config, lambda *track: model, progress=False, log=lines.append)["records"]
     assert sorted(both) == sorted(alone) and len(both) == len(variants)
     for name, record in alone.items():
         assert {**record, "seconds": 0} == {**both[name], "seconds": 0}, name
@@ -161,7 +161,7 @@ def test_workers_measure_the_same_records_in_parallel(tmp_path):
     assert sum("[atlas]" in line for line in lines) == len(variants)
     assert load_atlas(config.output)["records"] == both
     lines.clear()
-    run_atlas(config, lambda side: model, progress=False, log=lines.append)
+    run_atlas(config, lambda *track: model, progress=False, log=lines.append)
     assert all("already measured" in line for line in lines) and len(lines) == len(variants)
     with pytest.raises(ValueError, match="workers"):
         AtlasConfig(workers=0)
@@ -182,7 +182,7 @@ def test_a_failing_track_stops_every_worker_and_keeps_the_finished_ones(tmp_path
     model = AtlasModel("flaky", "2" * 64, evaluator)
     config = atlas_config(tmp_path, variants=FAST_VARIANTS + ["komi/quadratic"], workers=2)
     with pytest.raises(RuntimeError, match="evaluator fails"):
-        run_atlas(config, lambda side: model, progress=False, log=lambda line: None)
+        run_atlas(config, lambda *track: model, progress=False, log=lambda line: None)
     assert multiprocessing.active_children() == []  # no worker left running
     records = load_atlas(config.output)["records"]
     assert records["side2-komi-quadratic"]["status"] == "pending"
@@ -199,11 +199,11 @@ def test_workers_without_fork_are_refused_in_one_line(tmp_path, monkeypatch):
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
     config = atlas_config(tmp_path, variants=["komi/standard", "double/standard"], workers=2)
     with pytest.raises(WorkersUnavailable, match="atlas.workers=2 needs the fork start method"):
-        run_atlas(config, lambda side: exact_model(), progress=False, log=lambda line: None)
+        run_atlas(config, lambda *track: exact_model(), progress=False, log=lambda line: None)
     records = load_atlas(config.output)["records"]  # the exact values only: nothing measured
     assert {record["status"] for record in records.values()} == {"pending"}
     one = dataclasses.replace(config, variants=["komi/standard"])  # one track: no fork needed
-    assert run_atlas(one, lambda side: exact_model(), progress=False, log=lambda line: None)
+    assert run_atlas(one, lambda *track: exact_model(), progress=False, log=lambda line: None)
 
 
 def test_nokomi_games_draw_their_opening_after_the_measured_stone(monkeypatch):
@@ -244,7 +244,7 @@ def test_exact_only_atlas_and_no_model_tracks(tmp_path):
     assert document["status"] == "2 tracks: 2 pending; 2 with exact values"
     lines: list[str] = []
     document = run_atlas(atlas_config(tmp_path, sides=[2, 4], variants=["komi/standard"]),
-                         lambda side: None, progress=False, log=lines.append)
+                         lambda *track: None, progress=False, log=lines.append)
     assert document["records"]["side4-komi-standard"]["status"] == "no model"
     assert document["records"]["side2-komi-standard"]["exact"] == 2.5  # kept
     table = markdown_table(document)
@@ -274,7 +274,7 @@ def test_bad_settings_name_the_key():
 @pytest.mark.slow
 def test_on_side_2_all_nine_variants_agree_with_the_solver(tmp_path):
     model = exact_model()
-    records = run_atlas(atlas_config(tmp_path), lambda side: model, progress=False,
+    records = run_atlas(atlas_config(tmp_path), lambda *track: model, progress=False,
                         log=lambda line: None)["records"]
     assert len(records) == 9
     assert all(record["exact_agrees"] for record in records.values())
@@ -285,7 +285,7 @@ def test_on_side_2_all_nine_variants_agree_with_the_solver(tmp_path):
 def test_side_3_komi_standard_interval_holds_the_exact_fair_komi(tmp_path):
     model = exact_model()
     config = atlas_config(tmp_path, sides=[3], variants=["komi/standard"])
-    record = run_atlas(config, lambda side: model, progress=False,
+    record = run_atlas(config, lambda *track: model, progress=False,
                        log=lambda line: None)["records"]["side3-komi-standard"]
     assert record["exact"] == 10.5
     assert record["interval"][0] <= 10.5 <= record["interval"][1]

@@ -205,9 +205,10 @@ def run_atlas(config: AtlasConfig, models: Callable[[int], AtlasModel | None] | 
               progress: bool = True) -> dict:
     """Measure every track of `config` (module doc); returns the atlas document.
 
-    models(side): the model of that side, or None when none plays it; models None (or
-    config.estimates false): exact values only. `config.workers` > 1 measures tracks in
-    that many processes at once (the same records; the file is written by this one)."""
+    models(side, variant): the model of that track ("komi/standard"), or None when none
+    plays it; models None (or config.estimates false): exact values only.
+    `config.workers` > 1 measures tracks in that many processes at once (the same
+    records; the file is written by this one)."""
     search_config = search_config or SearchConfig()
     path = Path(config.output)
     document = load_atlas(path)
@@ -268,7 +269,7 @@ def plan_track(config: AtlasConfig, side: int, variant: str, records: dict,
         save()
     if not config.estimates or models is None:
         return None
-    model = models(side)
+    model = models(side, variant)
     if model is None:
         record.update(status="no model", model=None)
         save()
