@@ -48,6 +48,7 @@ FILE_ERRORS = (
     ("catena_zero.arena.registry", "RegistryCorruptError"),
     ("catena_zero.export.metadata", "ModelFileError"),
     ("catena_zero.export.ratings", "RatingsFileError"),
+    ("catena_zero.selfplay.start_positions", "StartPositionsError"),
 )
 
 

@@ -9,7 +9,8 @@ The gate hook (`catena_zero.arena.gating.make_training_gate`) is built here from
 `gating.gate.registry` (the default: champions.json) names a file inside the run directory,
 so a run writes nothing outside it; an absolute path shares one registry between runs.
 With gating on, the registry is read before anything else (`check_gating_registry`), so a
-damaged one is refused in one line at start-up, not when the first gate is due.
+damaged one is refused in one line at start-up, not when the first gate is due. So is a bad
+games file of `selfplay.start_positions` (`with_start_positions`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from catena_zero.pipeline.config import RuntimeConfig, TrainLoopConfig
 from catena_zero.pipeline.inline import train_loop
 from catena_zero.pipeline.processes import train_processes
 from catena_zero.pipeline.ray import train_distributed
+from catena_zero.pipeline.steps import run_tracks
+from catena_zero.selfplay.start_positions import StartPositionsError, load_start_positions
 
 
 def run_training(config: TrainLoopConfig, runtime: RuntimeConfig | None = None,
@@ -38,6 +41,7 @@ def run_training(config: TrainLoopConfig, runtime: RuntimeConfig | None = None,
     runtime = runtime or RuntimeConfig(name="inline")
     if not config.loop.run_dir:
         raise ValueError("loop.run_dir must be set (the CLI picks runs/train-<time>)")
+    config = with_start_positions(config)
     on_checkpoint = None
     if gating is not None:
         gating = registry_in_run_dir(gating, config.loop.run_dir)
@@ -50,6 +54,26 @@ def run_training(config: TrainLoopConfig, runtime: RuntimeConfig | None = None,
     if runtime.name == "processes":
         return train_processes(config, runtime, on_checkpoint=on_checkpoint)
     return train_distributed(config, runtime, on_checkpoint=on_checkpoint)
+
+
+def with_start_positions(config: TrainLoopConfig) -> TrainLoopConfig:
+    """`config` with its games file of start positions (`selfplay.start_positions`, when
+    `start_share` > 0) read once now and named by its absolute path, so that a worker
+    started elsewhere reads the same file. StartPositionsError, one line, for a bad file or
+    one whose side and game type no track of the run plays."""
+    selfplay = config.selfplay
+    if selfplay.start_share == 0.0:
+        return config
+    path = str(Path(selfplay.start_positions).expanduser().resolve())
+    positions = load_start_positions(path, selfplay.start_lost_only)
+    tracks = run_tracks(config)
+    if not any(positions.applies_to(track.rules()) for track in tracks):
+        raise StartPositionsError(
+            f"start positions file {selfplay.start_positions}: its games are of "
+            f"{positions.track}, and no track of this run "
+            f"({', '.join(str(track) for track in tracks)}) plays that side and game type")
+    return dataclasses.replace(config, selfplay=dataclasses.replace(selfplay,
+                                                                    start_positions=path))
 
 
 def registry_in_run_dir(gating: TrainingGateConfig, run_dir: str | Path) -> TrainingGateConfig:

@@ -25,6 +25,10 @@ class SelfPlayConfig:
     symmetry_copies: int = 1  # distinct random symmetries stored per recorded position (1..12)
     search_value_weight: float = 0.0  # value target: (1-w) * game outcome + w * root value
     tree_reuse: bool = False  # keep each game's subtree of the move played for its next search
+    start_positions: str = ""  # games file (loss-study format) new games may start inside
+    start_share: float = 0.0  # share of new games started inside it (its side and game type)
+    start_plies: tuple[float, float] = (0.5, 0.9)  # start ply: low..high share of game length
+    start_lost_only: bool = True  # start only inside the games the model lost (a_points 0)
 
     def __post_init__(self) -> None:
         positive = ("games_in_batch", "full_simulations", "cheap_simulations", "fair_komi_every")
@@ -50,6 +54,15 @@ class SelfPlayConfig:
             raise ValueError(f"temperature_half_life must be > 0, got {self.temperature_half_life}")
         if not 1 <= self.symmetry_copies <= 12:
             raise ValueError(f"symmetry_copies must be in 1..12, got {self.symmetry_copies}")
+        if not 0.0 <= self.start_share <= 1.0:
+            raise ValueError(f"start_share must be in [0, 1], got {self.start_share}")
+        if self.start_share > 0.0 and not self.start_positions:
+            raise ValueError("start_share > 0 needs start_positions (a games file)")
+        plies = tuple(self.start_plies)
+        if len(plies) != 2 or not 0.0 <= plies[0] <= plies[1] <= 1.0:
+            raise ValueError(f"start_plies must be [low, high] with 0 <= low <= high <= 1, "
+                             f"got {list(plies)}")
+        object.__setattr__(self, "start_plies", (float(plies[0]), float(plies[1])))
 
     def temperature(self, move_number):
         """Temperature at `move_number` (int or int array `[B]`); same shape back."""

@@ -5,7 +5,9 @@ one (played, not recorded): playout cap randomisation (KataGo). Recorded positio
 pending buffer until their game ends; then the final targets (win/draw/loss and score margin
 from the side to move's view, final ownership) are filled in for all of them at once. A
 finished game is replaced by a new one with a freshly drawn komi until the requested number
-of games has started, so the batch stays full; then the batch drains.
+of games has started, so the batch stays full; then the batch drains. With
+`start_positions`, a share of the new games starts inside a recorded game instead of on the
+empty board (`selfplay/start_positions.py`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from catena_zero.selfplay.records import (
     symmetry_augment,
     to_samples,
 )
+from catena_zero.selfplay.start_positions import StartPositions, load_start_positions
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,7 @@ class SelfPlayStats:
     evaluations: int = 0  # search evaluations, batch x (sims + 1): an upper bound on net calls
     black_wins: int = 0  # finished games won by Black
     draws: int = 0  # finished games drawn
+    start_games: int = 0  # games started inside a recorded game (start_positions)
     game_lengths: list[int] = field(default_factory=list)  # actions per finished game
     komis: list[int] = field(default_factory=list)  # komi of each finished game
     sample_games: list[SampleGame] = field(default_factory=list)  # kept whole, by game id
@@ -95,6 +99,16 @@ class SelfPlay:
         self.search_config = dataclasses.replace(
             search_config, num_simulations=max(config.full_simulations, config.cheap_simulations))
         self.komi_sampler = komi_sampler or KomiSampler(engine, config)
+        self.start_positions = self._start_positions()
+
+    def _start_positions(self) -> StartPositions | None:
+        """The recorded games new games may start inside: None when the share is 0 or the
+        file's games are of another side or game type than this engine's."""
+        if self.config.start_share == 0.0:
+            return None
+        positions = load_start_positions(self.config.start_positions,
+                                         self.config.start_lost_only)
+        return positions if positions.applies_to(self.engine.rules) else None
 
     def play_games(self, num_games: int, rng: np.random.Generator, sample_games: int = 0):
         """Play `num_games` complete games; returns (Samples, SelfPlayStats).
@@ -108,17 +122,19 @@ class SelfPlay:
         start_time = time.perf_counter()
         engine = self.engine
         batch = min(self.config.games_in_batch, num_games)
-        state = engine.new_games(batch, komi=self.komi_sampler.sample(batch, rng))
+        stats = SelfPlayStats()
+        state, prefixes = self._new_games(batch, rng, stats)
         game_ids = np.arange(batch)  # [B] serial of the game in each slot
         started = batch
         active = np.ones(batch, dtype=bool)  # [B] slot holds a game still to be played
         records = PositionRecords(engine.rules.board, self.config.search_value_weight)
         finished_chunks = []
-        stats = SelfPlayStats()
         reuse = self.config.tree_reuse
         tree = None  # [B] trees kept between moves when reusing
         # slot -> actions of a sample game in it (few games: a Python list each is cheap)
-        kept = {int(slot): [] for slot in range(batch) if game_ids[slot] < sample_games}
+        # (a game started inside a recorded one begins with the recorded moves before it)
+        kept = {int(slot): prefixes(slot) for slot in range(batch)
+                if game_ids[slot] < sample_games}
         while active.any():
             slots = np.flatnonzero(active & ~state.terminal)
             full = rng.random(slots.size) < self.config.full_search_probability  # [S]
@@ -153,12 +169,11 @@ class SelfPlay:
                 still_to_start = num_games - started
                 restart = done[:still_to_start]
                 if restart.size:
-                    fresh = engine.new_games(restart.size,
-                                             komi=self.komi_sampler.sample(restart.size, rng))
+                    fresh, prefixes = self._new_games(restart.size, rng, stats)
                     state.put(restart, fresh)
                     game_ids[restart] = np.arange(started, started + restart.size)
                     started += restart.size
-                    kept.update({int(slot): [] for slot in restart
+                    kept.update({int(slot): prefixes(row) for row, slot in enumerate(restart)
                                  if game_ids[slot] < sample_games})
                     if tree is not None:
                         tree.num_nodes[restart] = 0  # a new game: its old tree is dropped
@@ -171,6 +186,32 @@ class SelfPlay:
         stats.seconds = time.perf_counter() - start_time
         stats.positions = int(sum(chunk["positions"] for chunk in finished_chunks))
         return samples, stats
+
+    def _new_games(self, count: int, rng: np.random.Generator, stats: SelfPlayStats):
+        """`count` new games at freshly drawn komis, each started inside a recorded game
+        with probability `start_share` (nothing more is drawn from `rng` without start
+        positions, so such self-play plays as it always did). Returns (GameState [count],
+        prefixes: row -> list of the recorded actions before that game's start)."""
+        komi = self.komi_sampler.sample(count, rng)  # [count]
+        state = self.engine.new_games(count, komi=komi)
+        game = np.full(count, -1, dtype=np.int64)  # [count] recorded game started in, or -1
+        ply = np.zeros(count, dtype=np.int64)  # [count] its moves before the start
+        if self.start_positions is not None:
+            chosen = np.flatnonzero(rng.random(count) < self.config.start_share)  # [k]
+            if chosen.size:
+                low, high = self.config.start_plies
+                drawn = self.start_positions.draw(self.engine, komi[chosen], rng, low, high)
+                state.put(chosen, drawn.state)
+                game[chosen], ply[chosen] = drawn.games, drawn.plies
+                stats.start_games += int(chosen.size)
+        positions = self.start_positions
+
+        def prefixes(row) -> list[int]:
+            if game[row] < 0:
+                return []
+            return list(positions.prefix(int(game[row]), int(ply[row])))
+
+        return state, prefixes
 
     @staticmethod
     def _keep_samples(state: GameState, done: np.ndarray, game_ids: np.ndarray,

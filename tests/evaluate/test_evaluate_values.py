@@ -4,6 +4,8 @@ generalisation (the value loss on fresh games beside the run's newest shards).""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +24,7 @@ from catena_zero.evaluate.values import (
 from catena_zero.mcts import SearchConfig, UniformEvaluator
 from catena_zero.rules import BLACK, WHITE, Engine, Rules
 from catena_zero.train import build_network, latest_checkpoint, load_checkpoint
+from tests.evaluate.conftest import train_tiny_run
 
 
 def test_traces_hold_one_finite_value_per_agent_move_and_match_the_results() -> None:
@@ -88,3 +91,22 @@ def test_bad_arguments_are_refused(tiny_run: Path, tmp_path: Path, capsys) -> No
                  "search.algorithm=puct"]) == 2  # it plays the run's own search
     errors = capsys.readouterr().err.splitlines()
     assert len(errors) == 3 and "no checkpoint" in errors[1] and "generalisation" in errors[2]
+
+
+def test_fresh_games_start_on_the_empty_board_whatever_games_file_the_run_used(
+        tmp_path: Path) -> None:
+    games = tmp_path / "games.json"
+    games.write_text(json.dumps({
+        "format": "catena_zero.loss_study_games", "format_version": 1,
+        "track": "3/komi/standard",
+        "matches": {"side3": {"games": [{"actions": [1, 16, 15, 12, 4, 14, 2, 3, 6, 11, 7],
+                                         "a_points": 0.0}]}}}))
+    run = train_tiny_run(tmp_path / "run", "iterations=1", f"selfplay.start_positions={games}",
+                         "selfplay.start_share=0.5")
+    games.unlink()  # the run's games file is gone by the time the run is evaluated
+    # (in a process of its own: this one holds the file as the run read it)
+    evaluated = subprocess.run([sys.executable, "-m", "catena_zero.cli.main", "evaluate",
+                                "generalisation", f"run_dir={run}", "games=2", "shards=1"],
+                               capture_output=True, text=True, timeout=300)
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert "fresh games     2 games" in evaluated.stdout
