@@ -126,7 +126,7 @@ def test_a_fresh_side_2_measurement_is_flagged_too_weak(side2_agent, tmp_path):
                          output=str(tmp_path / "atlas.json"),
                          solver_cache=str(tmp_path / "cache.json"),
                          **{key: settings[key] for key in keys})
-    record = run_atlas(config, lambda side: model, progress=False,
+    record = run_atlas(config, lambda *track: model, progress=False,
                        log=lambda line: None)["records"]["side2-komi-standard"]
     assert record["exact"] == 2.5 and not record["exact_agrees"]
     assert record["exact_outcome"] == PLAYER_TOO_WEAK

@@ -45,7 +45,7 @@ def test_the_atlas_flags_a_weak_model_on_a_solved_track(tmp_path):
     config = AtlasConfig(sides=[2], variants=["komi/standard"], output=str(tmp_path / "a.json"),
                          solver_cache=str(tmp_path / "cache.json"), min_optimal_share=0.99,
                          strength_games=8, **CHEAP)
-    record = run_atlas(config, lambda side: weak, progress=False,
+    record = run_atlas(config, lambda *track: weak, progress=False,
                        log=lambda line: None)["records"]["side2-komi-standard"]
     assert record["strength"]["komis"] == [2, 3]  # both sides of the exact fair komi 2.5
     assert record["strength"]["margin_optimal"]["share"] < 0.99
@@ -60,7 +60,7 @@ def test_a_perfect_model_passes_and_zero_games_skip_the_check(tmp_path):
                          output=str(tmp_path / "a.json"),
                          solver_cache=str(tmp_path / "cache.json"), **CHEAP)
     model = exact_model()
-    record = run_atlas(config, lambda side: model, progress=False,
+    record = run_atlas(config, lambda *track: model, progress=False,
                        log=lambda line: None)["records"]["side2-double-standard"]
     assert record["strength"]["komis"] == [0] and record["strength_note"] is None
     assert record["strength"]["result_keeping"]["share"] == 1.0
@@ -68,7 +68,7 @@ def test_a_perfect_model_passes_and_zero_games_skip_the_check(tmp_path):
     skipped = AtlasConfig(sides=[2], variants=["double/standard"], strength_games=0,
                           output=str(tmp_path / "b.json"),
                           solver_cache=str(tmp_path / "cache.json"), **CHEAP)
-    record = run_atlas(skipped, lambda side: model, progress=False,
+    record = run_atlas(skipped, lambda *track: model, progress=False,
                        log=lambda line: None)["records"]["side2-double-standard"]
     assert record["strength"] is None and record["strength_note"] is None
 
@@ -80,7 +80,7 @@ def test_an_interval_that_misses_the_exact_value_is_never_left_unexplained(tmp_p
                                     "output": str(tmp_path / "a.json"), "double_games": 64,
                                     "solver_cache": str(tmp_path / "cache.json"),
                                     "strength_games": 0})
-    record = run_atlas(config, lambda side: weak, progress=False,
+    record = run_atlas(config, lambda *track: weak, progress=False,
                        log=lambda line: None)["records"]["side2-double-standard"]
     assert record["exact"] == 0.0 and record["interval"][0] > 0.0  # random play: Black wins
     assert record["exact_agrees"] is False and record["strength"] is None
@@ -131,7 +131,7 @@ def test_the_atlas_measures_at_two_strengths_when_asked(tmp_path):
                          strength_games=0, output=str(tmp_path / "a.json"),
                          solver_cache=str(tmp_path / "cache.json"), **CHEAP)
     model = exact_model()
-    record = run_atlas(config, lambda side: model, progress=False,
+    record = run_atlas(config, lambda *track: model, progress=False,
                        log=lambda line: None)["records"]["side2-double-standard"]
     assert record["simulations"] == 8 and record["weaker"]["simulations"] == 4
     assert record["games"] == 2 * CHEAP["double_games"]
