@@ -18,9 +18,9 @@ import dataclasses
 import math
 from pathlib import Path
 
+from catena_zero.komi.atlas.designer import record_zero_margin
 from catena_zero.komi.atlas.document import load_atlas, track_name
 from catena_zero.komi.config import AtlasConfig, CurveConfig
-from catena_zero.komi.intervals import zero_margin_komi
 
 CURVE_FORMAT = "catena-zero komi strength curve"
 CURVE_FORMAT_VERSION = 1
@@ -59,14 +59,9 @@ def _finite(value) -> float | None:
 def zero_margin_fields(record: dict) -> dict:
     """The zero-margin komi of a record's sweep: {"estimate", "interval", "spread"} (None
     where the sweep kept no margins)."""
-    sweep = record.get("sweep") or {}
-    if not sweep.get("komi") or "mean_margin" not in sweep:
+    found = record_zero_margin(record)
+    if found is None:
         return {"estimate": None, "interval": [None, None], "spread": None}
-    size = len(sweep["komi"])
-    min_games = ((record.get("settings") or {}).get("atlas") or {}).get("bracket_games", 2)
-    found = zero_margin_komi(sweep["komi"], sweep["mean_margin"],
-                             sweep.get("margin_sd", [math.nan] * size), sweep["games"],
-                             min_games=max(2, int(min_games)))
     return {"estimate": _finite(found.estimate), "interval": [_finite(found.low),
                                                               _finite(found.high)],
             "spread": _finite(found.spread)}

@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from catena_zero.komi.atlas.outcome import exact_outcome
-from catena_zero.komi.intervals import zero_margin_komi
+from catena_zero.komi.intervals import ZeroMargin, zero_margin_komi
 from catena_zero.rules import Rules
 
 DESIGNER_FILE = "designer.md"
@@ -69,18 +69,27 @@ def sweep_row(sweep: dict, komi: float | None) -> dict:
     return row
 
 
+def record_zero_margin(record: dict) -> ZeroMargin | None:
+    """The zero-margin komi of a record's sweep (catena_zero.komi.intervals.zero_margin_komi,
+    a komi counting once it has the record's `bracket_games`); None where the sweep kept no
+    margins."""
+    sweep = record.get("sweep") or {}
+    if not sweep.get("komi") or "mean_margin" not in sweep:
+        return None
+    size = len(sweep["komi"])
+    min_games = ((record.get("settings") or {}).get("atlas") or {}).get("bracket_games", 2)
+    return zero_margin_komi(sweep["komi"], sweep["mean_margin"],
+                            sweep.get("margin_sd", [math.nan] * size), sweep["games"],
+                            min_games=max(2, int(min_games)))
+
+
 def zero_margin(record: dict) -> tuple[str, str, str]:
     """(komi, interval, spread) of the zero-margin komi as the page shows them; "-" where the
     sweep has no margins, and for the interval and spread where it kept no spread (an atlas
     measured before `margin_sd`)."""
-    sweep = record.get("sweep") or {}
-    if not sweep.get("komi") or "mean_margin" not in sweep:
+    found = record_zero_margin(record)
+    if found is None:
         return "-", "-", "-"
-    size = len(sweep["komi"])
-    min_games = ((record.get("settings") or {}).get("atlas") or {}).get("bracket_games", 2)
-    found = zero_margin_komi(sweep["komi"], sweep["mean_margin"],
-                             sweep.get("margin_sd", [math.nan] * size), sweep["games"],
-                             min_games=max(2, int(min_games)))
     if math.isinf(found.estimate):
         point = "above the range" if found.estimate > 0 else "below the range"
     else:
