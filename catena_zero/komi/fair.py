@@ -2,9 +2,11 @@
 search's self-play balance.
 
 The komi a game is played at (`komi_for_play`: GTP `catena-choose-komi`, the terminal's and
-the web page's `auto`) is the best estimate at hand: the komi atlas's crossing where the atlas
-measured that track with the same model file (its SHA-256) and closed its bracket, else the
-player's own choice from the network (`ModelPlayer.choose_komi`); `KomiChoice.source` says
+the web page's `auto`) is the best estimate at hand: a self-play crossing of the committed
+atlases (docs/komi/atlas.json and the strength curve's, one a strength) measured with the same
+model file (its SHA-256) and closed at both ends, the one measured nearest the player's own
+simulations a move (fair komi moves with strength); else the player's own choice from the
+network (`ModelPlayer.choose_komi`), which matches weak play. `KomiChoice.source` says
 which.
 
 The network's estimate is the komi at which its value of the empty board is zero. It is one
@@ -121,10 +123,17 @@ def selfplay_fair_komi(rules: Rules, evaluate_fn, search: SearchConfig, games_pe
                            black_score=black_score)
 
 
-# The committed atlas (docs/komi/atlas.json) where the package runs from its repository.
+# The committed atlas (docs/komi/atlas.json) and the strength curve's atlases, one a strength
+# (docs/komi/curve/sims<N>/atlas.json), where the package runs from its repository.
 ATLAS_PATH = Path(__file__).resolve().parents[2] / "docs" / "komi" / "atlas.json"
+CURVE_DIRECTORY = ATLAS_PATH.parent / "curve"
 ATLAS = "atlas"
 NETWORK = "network"
+
+
+def atlas_paths() -> list[Path]:
+    """The committed atlases a game's komi is looked up in: the atlas, then the curve's."""
+    return [ATLAS_PATH, *sorted(CURVE_DIRECTORY.glob("sims*/atlas.json"))]
 
 
 @dataclass(frozen=True)
@@ -153,12 +162,19 @@ def _sha256(path: Path) -> str:
     return _HASHES[key]
 
 
-def atlas_crossing(rules: Rules, model_sha256: str,
-                   atlas_path: str | Path = ATLAS_PATH) -> dict | None:
-    """The atlas record of `rules`' komi track when the atlas measured it with the model of
-    that SHA-256 (or an earlier SHA-256 of the same file, catena_zero.data.file_history) and
-    bracketed the crossing inside the range (both ends closed); None otherwise, and when the
-    atlas file is missing or unreadable (the network then answers)."""
+def record_simulations(record: dict) -> int | None:
+    """The search simulations a move an atlas record's games were played with (the atlas's
+    own setting; a record's search section keeps the library default); None if unrecorded."""
+    simulations = record.get("simulations")
+    if simulations is None:
+        simulations = (record.get("settings") or {}).get("atlas", {}).get("simulations")
+    return int(simulations) if isinstance(simulations, (int, float)) and simulations >= 1 \
+        else None
+
+
+def _closed_record(rules: Rules, model_sha256: str, atlas_path: Path) -> dict | None:
+    """One atlas file's record of `rules`' track when it was measured with that model (or an
+    earlier SHA-256 of the same file) and bracketed inside the range; None otherwise."""
     name = f"side{rules.side}-komi-{rules.scoring.value}"
     try:
         record = json.loads(Path(atlas_path).read_text())["records"][name]
@@ -174,23 +190,66 @@ def atlas_crossing(rules: Rules, model_sha256: str,
     return record
 
 
-def komi_for_play(player: Any, rules: Rules, atlas_path: str | Path = ATLAS_PATH) -> KomiChoice:
+def _strength_distance(record: dict, simulations: int | None) -> tuple[float, float]:
+    """Sort key of a record for a player searching `simulations` a move: the factor between
+    the two strengths (log2), then the stronger measurement first; without a player's
+    strength, the strongest measurement first."""
+    measured = record_simulations(record)
+    if measured is None:
+        return (math.inf, 0.0)
+    if simulations is None:
+        return (0.0, -measured)
+    return (abs(math.log2(measured / simulations)), -measured)
+
+
+def atlas_crossing(rules: Rules, model_sha256: str,
+                   atlas_path: str | Path | list | tuple | None = None,
+                   simulations: int | None = None) -> dict | None:
+    """The atlas record of `rules`' komi track measured with the model of that SHA-256 (or an
+    earlier SHA-256 of the same file, catena_zero.data.file_history) whose bracket of the
+    crossing is closed inside the range; among several (the atlas and the curve's atlases,
+    one a strength), the one measured nearest to `simulations` a move (the player's search),
+    the stronger on a tie. None when no file has one, and for missing or unreadable files
+    (the network then answers). `atlas_path`: one file or several; default `atlas_paths()`."""
+    if atlas_path is None:
+        paths = atlas_paths()
+    elif isinstance(atlas_path, (str, Path)):
+        paths = [Path(atlas_path)]
+    else:
+        paths = [Path(path) for path in atlas_path]
+    records = [record for path in paths
+               if (record := _closed_record(rules, model_sha256, path)) is not None]
+    if not records:
+        return None
+    return min(records, key=lambda record: _strength_distance(record, simulations))
+
+
+def komi_for_play(player: Any, rules: Rules,
+                  atlas_path: str | Path | list | tuple | None = None) -> KomiChoice:
     """The first player's komi for a game against `player` (module doc). `player` chooses
     with `choose_komi(rules)`; one with a model library (ModelPlayer) is matched against the
-    atlas by its model file's SHA-256."""
+    atlases by its model file's SHA-256 and, among several measurements, by its search's
+    simulations a move (`player.config.simulations`)."""
     if rules.game_type == GameType.KOMI:
         library = getattr(player, "library", None)
+        simulations = getattr(getattr(player, "config", None), "simulations", None)
         try:
             path = Path(library.get(rules).path) if library is not None else None
-            record = atlas_crossing(rules, _sha256(path), atlas_path) if path else None
+            record = atlas_crossing(rules, _sha256(path), atlas_path,
+                                    simulations) if path else None
         except (OSError, ValueError, AttributeError):  # no model file to match: the network
             record = None
         if record is not None:
             komi = rules.nearest_komi(record["estimate"])
             low, high = record["interval"]
+            measured = record_simulations(record)
+            strength = "" if measured is None else (
+                f", {measured} simulations a move"
+                + (f"; this player searches {simulations}"
+                   if simulations is not None and simulations != measured else ""))
             return KomiChoice(komi, ATLAS, (
                 f"komi {komi} from the komi atlas: Black's self-play win rate with this model "
                 f"crosses one half at {record['estimate']:.2f} in [{low:g}, {high:g}] "
-                f"({record.get('games')} games)"))
+                f"({record.get('games')} games{strength})"))
     komi = int(player.choose_komi(rules))
     return KomiChoice(komi, NETWORK, f"komi {komi} from the network's own estimate")

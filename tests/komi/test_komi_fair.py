@@ -111,3 +111,88 @@ def test_a_bundled_file_rewritten_with_the_same_weights_keeps_its_atlas_crossing
     choice = komi_for_play(ModelPlayer(library, PlayerConfig(simulations=8)), rules)
     assert (choice.komi, choice.source) == (176, ATLAS)
     assert "crosses one half at 176.00 in [105, 226]" in choice.note
+
+
+def _atlas_file(path, records: dict) -> str:
+    """An atlas file holding side-6 komi/standard records: {name: record fields}."""
+    import json
+
+    path.write_text(json.dumps({"format_version": 1, "records": records}))
+    return str(path)
+
+
+def _record(estimate, interval, sha="a" * 64, simulations=None, top_level=False) -> dict:
+    record = {"status": "measured", "estimate": estimate, "interval": list(interval),
+              "games": 100, "model": {"name": "m.pt", "sha256": sha},
+              "settings": {"atlas": {} if simulations is None or top_level
+                           else {"simulations": simulations}}}
+    if top_level:
+        record["simulations"] = simulations
+    return {"side6-komi-standard": record}
+
+
+def test_the_crossing_measured_nearest_the_players_strength_is_taken(tmp_path):
+    """Records at 8, 32 and 128 simulations of one model (the 128 one with an open bracket)
+    and one of another model: a player at 100 simulations gets 32 (128 is open), at 16 the
+    tie between 8 and 32 (a factor 2 each way) goes to the stronger, at 4 it gets 8, and
+    without a strength the strongest closed one."""
+    from catena_zero.komi.fair import atlas_crossing, record_simulations
+
+    rules = Rules(side=6)
+    paths = [_atlas_file(tmp_path / "8.json", _record(14.0, (13, 15), simulations=8)),
+             _atlas_file(tmp_path / "32.json", _record(9.0, (8, 10), simulations=32,
+                                                         top_level=True)),
+             _atlas_file(tmp_path / "128.json", _record(7.0, (6, None), simulations=128)),
+             _atlas_file(tmp_path / "other.json", _record(5.0, (4, 6), sha="b" * 64,
+                                                            simulations=100))]
+    for simulations, expected in ((100, 9.0), (16, 9.0), (4, 14.0), (None, 9.0)):
+        record = atlas_crossing(rules, "a" * 64, paths, simulations)
+        assert record["estimate"] == expected, simulations
+    assert record_simulations(atlas_crossing(rules, "a" * 64, paths[:1], 128)) == 8
+    assert atlas_crossing(rules, "c" * 64, paths, 128) is None  # no record of this model
+    assert atlas_crossing(Rules(side=5), "a" * 64, paths, 128) is None  # nor of this side
+    assert atlas_crossing(rules, "a" * 64, [tmp_path / "missing.json"], 128) is None
+
+
+def test_a_record_without_its_strength_is_taken_only_when_nothing_else_is(tmp_path):
+    from catena_zero.komi.fair import atlas_crossing
+
+    rules = Rules(side=6)
+    unknown = _atlas_file(tmp_path / "unknown.json", _record(12.0, (11, 13)))
+    known = _atlas_file(tmp_path / "known.json", _record(9.0, (8, 10), simulations=512))
+    assert atlas_crossing(rules, "a" * 64, [unknown, known], 8)["estimate"] == 9.0
+    assert atlas_crossing(rules, "a" * 64, [unknown], 8)["estimate"] == 12.0
+
+
+def test_the_default_player_gets_the_curve_crossing_nearest_its_search():
+    """The committed strength curve measured komi/standard with the model that plays each
+    side: the default player (128 simulations) is given the 128-simulation crossing on sides
+    2-5, the 64-simulation one on side 6 (its strongest there) and the 32-simulation one on
+    sides 7 and 8, and the note names both strengths."""
+    import json
+
+    from catena_zero.komi.fair import (
+        ATLAS,
+        CURVE_DIRECTORY,
+        _sha256,
+        atlas_crossing,
+        komi_for_play,
+        record_simulations,
+    )
+    from catena_zero.play.bundled import ModelLibrary
+    from catena_zero.play.model_player import ModelPlayer, PlayerConfig
+
+    library = ModelLibrary()
+    expected = {2: 128, 3: 128, 4: 128, 5: 128, 6: 64, 7: 32, 8: 32}
+    for side, simulations in expected.items():
+        rules = Rules(side=side)
+        record = atlas_crossing(rules, _sha256(library.get(rules).path), simulations=128)
+        assert record is not None and record_simulations(record) == simulations, side
+        committed = json.loads((CURVE_DIRECTORY / f"sims{simulations}" / "atlas.json")
+                               .read_text())["records"][f"side{side}-komi-standard"]
+        assert record == committed
+    rules = Rules(side=6)
+    choice = komi_for_play(ModelPlayer(library, PlayerConfig()), rules)
+    record = atlas_crossing(rules, _sha256(library.get(rules).path), simulations=128)
+    assert (choice.source, choice.komi) == (ATLAS, rules.nearest_komi(record["estimate"]))
+    assert "(392 games, 64 simulations a move; this player searches 128)" in choice.note
