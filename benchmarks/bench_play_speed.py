@@ -74,10 +74,13 @@ def timed_search(player: ModelPlayer, rules: Rules, state, simulations: int,
 
 
 def measure(rules: Rules, library: ModelLibrary, levels: list[str], count: int,
-            seconds: float | None, threads: int = 0, seed: int = 0) -> list[Measured]:
-    """Every level's searches at both precisions on the same `count` positions."""
+            seconds: float | None, threads: int = 0, seed: int = 0,
+            rollout_mix: float | None = None) -> list[Measured]:
+    """Every level's searches at both precisions on the same `count` positions;
+    `rollout_mix` None keeps the player's default."""
+    mix = {} if rollout_mix is None else {"rollout_mix": rollout_mix}
     players = {precision: ModelPlayer(library, PlayerConfig(precision=precision,
-                                                            threads=threads))
+                                                            threads=threads, **mix))
                for precision in PRECISIONS}
     states = positions(players["float32"].evaluator(rules).engine, count, seed)
     for player in players.values():  # the model, its bfloat16 copy, the first calls' shapes
@@ -124,20 +127,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--positions", type=int, default=4)
     parser.add_argument("--threads", type=int, default=0, help="0: every core this may use")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rollout-mix", type=float, default=None,
+                        help="the player's rollout_mix (default: the player's own)")
     args = parser.parse_args(argv)
     if args.seconds is not None and not 0 < args.seconds < float("inf"):
         parser.error(f"--seconds must be a number > 0, got {args.seconds!r}")
     if args.positions < 1 or args.threads < 0:
         parser.error("--positions must be >= 1 and --threads >= 0")
+    if args.rollout_mix is not None and not 0 <= args.rollout_mix <= 1:
+        parser.error(f"--rollout-mix must be in [0, 1], got {args.rollout_mix!r}")
     rules = Rules(side=args.side)
     library = ModelLibrary(args.model)
     results = measure(rules, library, args.levels, args.positions, args.seconds,
-                      args.threads, args.seed)
+                      args.threads, args.seed, args.rollout_mix)
     auto = "bfloat16" if cpu_has_fast_bfloat16() else "float32"
     bound = f"at most {args.seconds:g} s a move" if args.seconds else "each level's own time"
+    mix = PlayerConfig().rollout_mix if args.rollout_mix is None else args.rollout_mix
     print(f"side {args.side}, {library.describe(rules)}, {args.positions} positions, "
-          f"{bound}, {torch.get_num_threads()} thread(s); {cpu_name()}: precision=auto "
-          f"plays {auto}")
+          f"{bound}, {torch.get_num_threads()} thread(s), rollout_mix {mix:g}; {cpu_name()}: "
+          f"precision=auto plays {auto}")
     print("\n".join(table(results)))
     return 0
 

@@ -57,6 +57,21 @@ def test_play_speed_refuses_a_bad_time_bound(capsys) -> None:
             bench_play_speed.main(["--seconds", bad])
         assert exit_.value.code == 2
     assert "--seconds must be a number > 0" in capsys.readouterr().err
+    for bad in ("-0.1", "1.5", "nan"):
+        with pytest.raises(SystemExit) as exit_:
+            bench_play_speed.main(["--rollout-mix", bad])
+        assert exit_.value.code == 2
+    assert "--rollout-mix must be in [0, 1]" in capsys.readouterr().err
+
+
+def test_play_speed_names_the_rollout_mix_it_searched_with(capsys) -> None:
+    """The header names the mix: without --rollout-mix the player's own (0.5)."""
+    arguments = ["--side", "3", "--model", str(tiny_model_file(3)), "--seconds", "0.05",
+                 "--positions", "1", "--threads", "1", "--levels", "quick"]
+    assert bench_play_speed.main(arguments) == 0
+    assert "rollout_mix 0.5;" in capsys.readouterr().out
+    assert bench_play_speed.main([*arguments, "--rollout-mix", "0"]) == 0
+    assert "rollout_mix 0;" in capsys.readouterr().out
 
 
 def test_settings_match_at_equal_simulations_and_equal_time(capsys) -> None:
