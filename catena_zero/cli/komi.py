@@ -48,13 +48,15 @@ from catena_zero.cli.common import (
 from catena_zero.export import load_model_file
 from catena_zero.export.evaluator import read_model_network
 from catena_zero.komi.atlas import AtlasError, AtlasModel, file_sha256, run_atlas
-from catena_zero.komi.atlas.curve import curve_document, curve_plan
+from catena_zero.komi.atlas.curve import CURVE_DIRECTORY_NAME, curve_document, curve_plan
+from catena_zero.komi.atlas.document import load_atlas
 from catena_zero.komi.atlas.workers import WorkersUnavailable
 from catena_zero.komi.config import KomiConfig
 from catena_zero.komi.solver_agent import SolverAgent
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.network import InferenceModel
 from catena_zero.play.bundled import ModelLibrary
+from catena_zero.play.model_player import PlayerConfig
 from catena_zero.rules import Engine, Track
 from catena_zero.selfplay.evaluator import NetworkEvaluator
 
@@ -171,10 +173,30 @@ def run_atlas_command(config: KomiConfig, search_config) -> int:
         document = run_atlas(config.atlas, models, search_config)
     except (AtlasError, WorkersUnavailable) as error:
         raise InputFileError(str(error)) from None
-    written = write_report(document, Path(config.atlas.output).parent)
+    try:
+        written = write_report(document, Path(config.atlas.output).parent,
+                               PlayerConfig().simulations)
+    except AtlasError as error:  # a damaged strength curve beside the atlas
+        raise InputFileError(str(error)) from None
     print(f"atlas: {len(document['records'])} tracks in {config.atlas.output}; "
           f"{', '.join(str(path) for path in written)}")
     return 0
+
+
+def rewrite_designer_beside(curve_directory: Path) -> list[Path]:
+    """designer.md again, with the new curve, when the curve was written into the directory
+    an atlas's page reads it from (ATLAS_DIR/curve beside ATLAS_DIR/atlas.json)."""
+    # lazy: matplotlib (report's import), which `catena-zero komi --help` never needs
+    from catena_zero.komi.atlas.report import write_designer
+
+    atlas_path = curve_directory.parent / "atlas.json"
+    if curve_directory.name != CURVE_DIRECTORY_NAME or not atlas_path.is_file():
+        return []
+    try:
+        return [write_designer(load_atlas(atlas_path), curve_directory.parent,
+                               PlayerConfig().simulations)]
+    except AtlasError as error:
+        raise InputFileError(str(error)) from None
 
 
 def run_curve_command(config: KomiConfig, search_config) -> int:
@@ -194,6 +216,7 @@ def run_curve_command(config: KomiConfig, search_config) -> int:
             raise InputFileError(str(error)) from None
     document = curve_document(config.curve)
     written = write_curve(document, config.curve.output_dir)
+    written += rewrite_designer_beside(Path(config.curve.output_dir))
     print(f"curve: {len(document['rows'])} measurements; "
           f"{', '.join(str(path) for path in written)}")
     return 0

@@ -178,14 +178,11 @@ def _closed_record(rules: Rules, model_sha256: str, atlas_path: Path) -> dict | 
     name = f"side{rules.side}-komi-{rules.scoring.value}"
     try:
         record = json.loads(Path(atlas_path).read_text())["records"][name]
-        low, high = record["interval"]
-        estimate = float(record["estimate"])
         measured_with = record["model"]["sha256"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    closed = low is not None and high is not None and math.isfinite(estimate)
-    if (record.get("status") != "measured" or not closed
-            or measured_with not in same_content_hashes(model_sha256)):
+    if (not isinstance(record, dict) or record.get("status") != "measured"
+            or not is_closed(record) or measured_with not in same_content_hashes(model_sha256)):
         return None
     return record
 
@@ -200,6 +197,26 @@ def _strength_distance(record: dict, simulations: int | None) -> tuple[float, fl
     if simulations is None:
         return (0.0, -measured)
     return (abs(math.log2(measured / simulations)), -measured)
+
+
+def is_closed(record: dict) -> bool:
+    """Whether a record's crossing is bracketed at both ends, with a finite estimate."""
+    try:
+        low, high = record["interval"]
+        estimate = float(record["estimate"])
+    except (KeyError, TypeError, ValueError):
+        return False
+    return low is not None and high is not None and math.isfinite(estimate)
+
+
+def nearest_strength(records: list[dict], simulations: int | None) -> dict | None:
+    """Of atlas records (or strength-curve rows) of one track and model, the closed one
+    measured nearest `simulations` a move (the factor between the two, the stronger on a tie;
+    without `simulations`, the strongest); None when none is closed."""
+    closed = [record for record in records if is_closed(record)]
+    if not closed:
+        return None
+    return min(closed, key=lambda record: _strength_distance(record, simulations))
 
 
 def atlas_crossing(rules: Rules, model_sha256: str,
@@ -217,11 +234,9 @@ def atlas_crossing(rules: Rules, model_sha256: str,
         paths = [Path(atlas_path)]
     else:
         paths = [Path(path) for path in atlas_path]
-    records = [record for path in paths
-               if (record := _closed_record(rules, model_sha256, path)) is not None]
-    if not records:
-        return None
-    return min(records, key=lambda record: _strength_distance(record, simulations))
+    return nearest_strength([record for path in paths
+                             if (record := _closed_record(rules, model_sha256, path)) is not None],
+                            simulations)
 
 
 def komi_for_play(player: Any, rules: Rules,

@@ -152,3 +152,48 @@ def test_an_unknown_mode_word_names_both_modes(capsys):
     assert main(["komi", "curves"]) == 2
     error = capsys.readouterr().err
     assert "curves" in error and "atlas and curve" in error
+
+
+def test_read_curve_takes_a_curve_and_refuses_anything_else_in_one_line(tmp_path):
+    from catena_zero.komi.atlas.curve import read_curve
+    from catena_zero.komi.atlas.document import AtlasError
+
+    assert read_curve(tmp_path) is None  # no curve.json: nothing to add
+    document = {"format": "catena-zero komi strength curve", "format_version": 1,
+                "variants": ["komi/standard"], "rows": [], "verdicts": {}}
+    (tmp_path / "curve.json").write_text(json.dumps(document))
+    assert read_curve(tmp_path) == document
+    for text, message in (("{not json", "not readable JSON"),
+                          (json.dumps({**document, "format_version": 2}), "format_version 1"),
+                          (json.dumps({**document, "format": "other"}), "not a 'catena-zero"),
+                          (json.dumps({**document, "rows": {}}), "not a 'catena-zero"),
+                          ("[]", "not a 'catena-zero")):
+        (tmp_path / "curve.json").write_text(text)
+        with pytest.raises(AtlasError, match=message) as error:
+            read_curve(tmp_path)
+        assert "\n" not in str(error.value) and str(tmp_path / "curve.json") in str(error.value)
+
+
+def test_the_curve_command_rewrites_the_designer_page_beside_its_atlas(tmp_path, capsys):
+    """A curve written into ATLAS_DIR/curve, beside ATLAS_DIR/atlas.json, rewrites
+    ATLAS_DIR/designer.md with its table at strength; elsewhere it touches no page."""
+    import shutil
+
+    shutil.copy(ROOT / "docs" / "komi" / "atlas.json", tmp_path / "atlas.json")
+    arguments = ["komi", "curve", f"model={SIDE4}", "curve.sides=[2]",
+                 "curve.simulations=[2]", f"curve.output_dir={tmp_path / 'curve'}",
+                 f"atlas.solver_cache={tmp_path / 'cache.json'}", "atlas.bracket_games=4",
+                 "atlas.strength_games=2"]
+    assert main(arguments) == 0
+    out = capsys.readouterr().out
+    page = (tmp_path / "designer.md").read_text()
+    assert str(tmp_path / "designer.md") in out
+    assert "## At strength, with the models that play today" in page
+    section = page.split("## At strength")[1]
+    assert "| 2 | side4.pt (" in section and "| 2 | 2 |" not in section
+    assert "the default player, 128 simulations a move" in section
+    (tmp_path / "designer.md").unlink()
+    elsewhere = tmp_path / "other"  # beside the atlas, but not the directory its page reads
+    assert main([*arguments[:5], f"curve.output_dir={elsewhere}", *arguments[6:]]) == 0
+    assert (elsewhere / "curve.json").is_file() and not (tmp_path / "designer.md").exists()
+    assert "designer.md" not in capsys.readouterr().out

@@ -157,3 +157,62 @@ def test_the_page_says_which_meaning_is_fair_and_gives_solved_outcomes():
     # recorded side 2: crossing 4.5 in [4, 5]; mean margin +2.5 at komi 2, -0.08 at 4
     assert side2.startswith("| 2 | 4.5 | [4, 5] | 2.5 | 3.9 | - | - |")
     assert "method error: the interval [4, 5] misses the exact 2.5" in side2
+
+
+def _curve_row(side, simulations, estimate, interval, name="m.pt"):
+    return {"track": f"side{side}-komi-standard", "side": side, "simulations": simulations,
+            "model": {"name": name, "sha256": "ab" * 32}, "estimate": estimate,
+            "interval": list(interval), "zero_margin": {"estimate": estimate - 1,
+                                                        "interval": [None, estimate]},
+            "network_estimate": 13.6}
+
+
+def test_the_table_at_strength_gives_the_komi_a_game_is_played_at():
+    """Side 6 measured at 8, 32 and 128 simulations, the 128 bracket open: the strongest
+    row shows the open bracket, and a game against a 128-simulation player is played at the
+    32-simulation crossing (the nearest closed one); side 7 has no closed bracket, so the
+    network answers; a track of another scoring is not on the page."""
+    rows = [_curve_row(6, 8, 14.2, (14, 15)), _curve_row(6, 32, 9.0, (4, 10)),
+            _curve_row(6, 128, 8.0, (7, None)), _curve_row(7, 8, 15.0, (12, None))]
+    verdicts = {"side6-komi-standard": {"last_two_overlap": True},
+                "side7-komi-standard": {"last_two_overlap": None}}
+    curve = {"rows": rows, "verdicts": verdicts}
+    page = designer_summary({"records": {}}, curve, 128)
+    section = page.split("## At strength, with the models that play today")[1]
+    side6 = next(line for line in section.splitlines() if line.startswith("| 6 |"))
+    assert side6 == ("| 6 | m.pt (abababababab) | 8, 32, 128 | 8 at 128 | [7, open] "
+                     "| 7 [open, 8] | yes | 13.6 | 9 (the crossing at 32 simulations) |")
+    side7 = next(line for line in section.splitlines() if line.startswith("| 7 |"))
+    assert side7.endswith("| - | 13.6 | the network's own estimate (no closed bracket) |")
+    assert "the default player, 128 simulations a move" in section
+    # without a player's strength the strongest closed measurement answers
+    assert "| 9 (the crossing at 32 simulations) |" in designer_summary({"records": {}}, curve)
+    assert "At strength" not in designer_summary({"records": {}})
+
+
+def test_the_committed_page_is_current_and_agrees_with_the_komi_of_play():
+    """docs/komi/designer.md is what the atlas and the curve beside it give today, and its
+    komi a game is played at is the one GTP's catena-choose-komi answers with the default
+    player on each side."""
+    import re
+    from pathlib import Path
+
+    import torch
+
+    from catena_zero.komi.atlas.curve import read_curve
+    from catena_zero.komi.atlas.document import load_atlas
+    from catena_zero.komi.fair import komi_for_play
+    from catena_zero.play.bundled import ModelLibrary
+    from catena_zero.play.model_player import ModelPlayer, PlayerConfig
+
+    directory = Path(__file__).resolve().parents[2] / "docs" / "komi"
+    page = designer_summary(load_atlas(directory / "atlas.json"), read_curve(directory / "curve"),
+                            PlayerConfig().simulations)
+    assert (directory / "designer.md").read_text() == page
+    torch.set_num_threads(1)
+    player = ModelPlayer(ModelLibrary(), PlayerConfig())
+    played = re.findall(r"^\| (\d+) \|.*\| (\d+) \(the crossing at \d+ simulations\) \|$",
+                        page.split("## At strength")[1], flags=re.MULTILINE)
+    assert len(played) >= 7
+    for side, komi in played:
+        assert komi_for_play(player, Rules(side=int(side))).komi == int(komi), side

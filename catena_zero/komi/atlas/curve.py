@@ -15,15 +15,38 @@ the exact value. `curve_markdown` and `plot_curve` (catena_zero.komi.atlas.curve
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from pathlib import Path
 
 from catena_zero.komi.atlas.designer import record_zero_margin
-from catena_zero.komi.atlas.document import load_atlas, track_name
+from catena_zero.komi.atlas.document import AtlasError, load_atlas, track_name
 from catena_zero.komi.config import AtlasConfig, CurveConfig
 
 CURVE_FORMAT = "catena-zero komi strength curve"
 CURVE_FORMAT_VERSION = 1
+CURVE_FILE = "curve.json"
+# Where an atlas's page looks for its strength curve: a directory "curve" beside atlas.json.
+CURVE_DIRECTORY_NAME = "curve"
+
+
+def read_curve(directory: str | Path) -> dict | None:
+    """The curve document written in `directory` (curve.json); None when there is none.
+    AtlasError, one line, for a file that is not a curve of this format."""
+    path = Path(directory) / CURVE_FILE
+    if not path.exists():
+        return None
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise AtlasError(f"strength curve {path}: not readable JSON ({error})") from None
+    if (not isinstance(document, dict) or document.get("format") != CURVE_FORMAT
+            or document.get("format_version") != CURVE_FORMAT_VERSION
+            or not isinstance(document.get("rows"), list)
+            or not isinstance(document.get("verdicts"), dict)):
+        raise AtlasError(f"strength curve {path}: not a {CURVE_FORMAT!r} file of "
+                         f"format_version {CURVE_FORMAT_VERSION}")
+    return document
 
 
 def strengths_by_side(curve: CurveConfig) -> dict[int, list[int]]:

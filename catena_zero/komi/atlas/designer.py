@@ -11,7 +11,12 @@ half) stands the other meaning of fair: the komi at which Black's mean margin is
 its bracket and the margin's standard deviation (catena_zero.komi.intervals.zero_margin_komi).
 Tracks whose estimate is still moving with search strength say so, and solved tracks give
 their outcome against the exact value (catena_zero.komi.atlas.outcome).
-Written beside atlas.md as designer.md by `catena_zero.komi.atlas.report.write_report`.
+Where the strength curve sits beside the atlas (curve/curve.json, catena_zero.komi.atlas.curve),
+a second table gives each side at strength, measured with the model that plays it, and the
+komi a game against the default player is played at (`catena_zero.komi.fair.komi_for_play`'s
+rule: the closed crossing measured nearest the player's simulations, else the network).
+Written beside atlas.md as designer.md by `catena_zero.komi.atlas.report.write_report` and
+again by `catena-zero komi curve` when its curve sits in the atlas's directory.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import math
 import numpy as np
 
 from catena_zero.komi.atlas.outcome import exact_outcome
+from catena_zero.komi.fair import nearest_strength
 from catena_zero.komi.intervals import ZeroMargin, zero_margin_komi
 from catena_zero.rules import Rules
 
@@ -182,8 +188,63 @@ def _side(gap: float) -> str:
     return "above" if gap > 0 else "below"
 
 
-def designer_summary(document: dict) -> str:
-    """The page as Markdown (module docstring)."""
+def played_at(rows: list[dict], player_simulations: int | None) -> str:
+    """The komi a game against a player searching `player_simulations` a move is played at,
+    from one track's curve rows (komi_for_play's rule), with where it comes from."""
+    row = nearest_strength(rows, player_simulations)
+    if row is None:
+        return "the network's own estimate (no closed bracket)"
+    komi = Rules(side=row["side"]).nearest_komi(row["estimate"])
+    return f"{komi} (the crossing at {row['simulations']} simulations)"
+
+
+def strength_section(curve: dict, player_simulations: int | None) -> list[str]:
+    """The page's second table: komi/standard at strength, from the strength curve."""
+    player = (f"the default player, {player_simulations} simulations a move"
+              if player_simulations else "the strongest measurement")
+    lines = [
+        "", "## At strength, with the models that play today", "",
+        "From the strength curve ([curve.md](curve/curve.md)): each side's komi/standard "
+        "measured with the model that plays it, at several search strengths a move. *At the "
+        "strongest*: the crossing and its bracket at the strongest strength measured, and the "
+        "zero-margin komi there. *Settled*: whether the brackets of the two strongest overlap "
+        "(the curve no longer moves by more than the games can tell). *A game is played at*: "
+        f"the komi GTP's `catena-choose-komi`, the terminal's `--komi auto` and the page's "
+        f"`auto` give a game against {player}: the closed crossing measured nearest the "
+        "player's own simulations, else the network's own estimate. Where this table and "
+        "the one above differ, the cause is the model (the rows above may come from an "
+        "older one) and the strength: fair komi moves with strength.", "",
+        "| side | model | strengths | at the strongest: fair komi | bracket | zero margin "
+        "| settled | network | a game is played at |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    rows = [row for row in curve.get("rows", []) if row.get("track", "").endswith("-komi-standard")]
+    for track, verdict in (curve.get("verdicts") or {}).items():
+        mine = [row for row in rows if row["track"] == track]
+        if not mine:
+            continue
+        strongest = mine[-1]
+        model = strongest.get("model") or {}
+        zero = strongest.get("zero_margin") or {}
+        settled = {True: "yes", False: "no", None: "-"}[verdict.get("last_two_overlap")]
+        estimate = (f"{strongest['estimate_side']} the range" if strongest.get("estimate_side")
+                    else _number(strongest.get("estimate")))
+        lines.append("| " + " | ".join([
+            str(strongest["side"]),
+            f"{model.get('name', '-')} ({str(model.get('sha256', ''))[:12]})",
+            ", ".join(str(row["simulations"]) for row in mine),
+            f"{estimate} at {strongest['simulations']}", _interval(strongest.get("interval")),
+            f"{_number(zero.get('estimate'))} {_interval(zero.get('interval'))}",
+            settled, _number(strongest.get("network_estimate")),
+            played_at(mine, player_simulations),
+        ]) + " |")
+    return lines
+
+
+def designer_summary(document: dict, curve: dict | None = None,
+                     player_simulations: int | None = None) -> str:
+    """The page as Markdown (module docstring); `curve` (a strength-curve document) adds the
+    table at strength for a player searching `player_simulations` a move."""
     lines = [
         "# Komi for game designers",
         "",
@@ -250,4 +311,6 @@ def designer_summary(document: dict) -> str:
             _number(row["moves"], 0), _number(row["black_at_0"], 2),
             _number(row["margin_at_0"]), measured_with(record), "; ".join(notes) or "-",
         ]) + " |")
+    if curve:
+        lines += strength_section(curve, player_simulations)
     return "\n".join(lines) + "\n"

@@ -3,8 +3,9 @@
 `write_report(document, directory)` writes atlas.md, atlas_fair_komi.png (the fair komi
 against board side, one panel per scoring, estimates with their intervals and exact points)
 and atlas_first_stones_side<N>.png (nokomi first-stone heatmaps, one panel per scoring)
-for the sides in HEATMAP_SIDES that have a measured nokomi track. docs/komi/atlas.ipynb
-calls the same functions.
+for the sides in HEATMAP_SIDES that have a measured nokomi track, and designer.md
+(`write_designer`, with the strength curve beside the atlas when there is one).
+docs/komi/atlas.ipynb calls the same functions.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from catena_zero.data.atomic import atomic_open, atomic_write_text  # noqa: E402
+from catena_zero.komi.atlas.curve import CURVE_DIRECTORY_NAME, read_curve  # noqa: E402
 from catena_zero.komi.atlas.designer import DESIGNER_FILE, designer_summary  # noqa: E402
 from catena_zero.komi.atlas.outcome import exact_outcome  # noqa: E402
 from catena_zero.komi.config import SCORINGS  # noqa: E402
@@ -229,15 +231,29 @@ def plot_first_stones(document: dict, side: int, path: str | Path) -> Path | Non
     return path
 
 
-def write_report(document: dict, directory: str | Path) -> list[Path]:
-    """atlas.md, designer.md (catena_zero.komi.atlas.designer) and the figures of the module doc,
+def write_designer(document: dict, directory: str | Path,
+                   player_simulations: int | None = None) -> Path:
+    """designer.md in `directory`, with the table at strength when a strength curve sits
+    beside the atlas (`directory`/curve/curve.json; AtlasError for a damaged one, before
+    anything is written)."""
+    directory = Path(directory)
+    curve = read_curve(directory / CURVE_DIRECTORY_NAME)
+    designer = directory / DESIGNER_FILE
+    atomic_write_text(designer, designer_summary(document, curve, player_simulations))
+    return designer
+
+
+def write_report(document: dict, directory: str | Path,
+                 player_simulations: int | None = None) -> list[Path]:
+    """atlas.md, designer.md (catena_zero.komi.atlas.designer; `player_simulations`: the
+    default player's search, for its table at strength) and the figures of the module doc,
     written atomically under `directory`."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
+    read_curve(directory / CURVE_DIRECTORY_NAME)  # a damaged curve refused before any write
     table = directory / TABLE_FILE
     atomic_write_text(table, markdown_table(document))
-    designer = directory / DESIGNER_FILE
-    atomic_write_text(designer, designer_summary(document))
+    designer = write_designer(document, directory, player_simulations)
     written = [table, designer, plot_fair_komi_by_side(document, directory / FAIR_KOMI_FIGURE)]
     for side in HEATMAP_SIDES:
         figure = plot_first_stones(document, side, directory / f"atlas_first_stones_side{side}.png")
