@@ -131,11 +131,15 @@ def test_without_a_model_each_track_is_measured_by_the_model_that_plays_it():
     assert models(4, "komi/standard") is models(4, "komi/standard")  # loaded once
 
 
+def cheap_curve_command(output_dir: Path, simulations: str, cache: Path) -> list[str]:
+    """`catena-zero komi curve` on side 2 with side4.pt, few games a komi."""
+    return ["komi", "curve", f"model={SIDE4}", "curve.sides=[2]",
+            f"curve.simulations={simulations}", f"curve.output_dir={output_dir}",
+            f"atlas.solver_cache={cache}", "atlas.bracket_games=4", "atlas.strength_games=2"]
+
+
 def test_the_curve_command_measures_resumes_and_writes_its_files(tmp_path, capsys):
-    arguments = ["komi", "curve", f"model={SIDE4}", "curve.sides=[2]",
-                 "curve.simulations=[2,3]", f"curve.output_dir={tmp_path}",
-                 f"atlas.solver_cache={tmp_path / 'cache.json'}", "atlas.bracket_games=4",
-                 "atlas.strength_games=2"]
+    arguments = cheap_curve_command(tmp_path, "[2,3]", tmp_path / "cache.json")
     assert main(arguments) == 0
     out = capsys.readouterr().out
     assert "curve: 2 measurements" in out
@@ -180,10 +184,7 @@ def test_the_curve_command_rewrites_the_designer_page_beside_its_atlas(tmp_path,
     import shutil
 
     shutil.copy(ROOT / "docs" / "komi" / "atlas.json", tmp_path / "atlas.json")
-    arguments = ["komi", "curve", f"model={SIDE4}", "curve.sides=[2]",
-                 "curve.simulations=[2]", f"curve.output_dir={tmp_path / 'curve'}",
-                 f"atlas.solver_cache={tmp_path / 'cache.json'}", "atlas.bracket_games=4",
-                 "atlas.strength_games=2"]
+    arguments = cheap_curve_command(tmp_path / "curve", "[2]", tmp_path / "cache.json")
     assert main(arguments) == 0
     out = capsys.readouterr().out
     page = (tmp_path / "designer.md").read_text()
@@ -194,6 +195,6 @@ def test_the_curve_command_rewrites_the_designer_page_beside_its_atlas(tmp_path,
     assert "the default player, 128 simulations a move" in section
     (tmp_path / "designer.md").unlink()
     elsewhere = tmp_path / "other"  # beside the atlas, but not the directory its page reads
-    assert main([*arguments[:5], f"curve.output_dir={elsewhere}", *arguments[6:]]) == 0
+    assert main(cheap_curve_command(elsewhere, "[2]", tmp_path / "cache.json")) == 0
     assert (elsewhere / "curve.json").is_file() and not (tmp_path / "designer.md").exists()
     assert "designer.md" not in capsys.readouterr().out
