@@ -212,6 +212,8 @@ def run_atlas(config: AtlasConfig, models: Callable[[int], AtlasModel | None] | 
     search_config = search_config or SearchConfig()
     path = Path(config.output)
     document = load_atlas(path)
+    # A resume that changes nothing leaves the file, its `updated` time included, as it was.
+    before = None if not path.exists() else _content(document)
     records = document["records"]
     for record in records.values():
         refresh_outcome(record)
@@ -244,10 +246,17 @@ def run_atlas(config: AtlasConfig, models: Callable[[int], AtlasModel | None] | 
     finally:
         if bar is not None:
             bar.close()
-    document["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     document["status"] = atlas_status(records)
-    save_atlas(path, document)
+    if _content(document) != before:
+        document["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        save_atlas(path, document)
     return document
+
+
+def _content(document: dict) -> str:
+    """The document as saved, but for its `updated` time (to tell whether a run changed it)."""
+    return json.dumps({key: value for key, value in document.items() if key != "updated"},
+                      sort_keys=True, default=str)
 
 
 def plan_track(config: AtlasConfig, side: int, variant: str, records: dict,
