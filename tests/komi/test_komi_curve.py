@@ -198,3 +198,19 @@ def test_the_curve_command_rewrites_the_designer_page_beside_its_atlas(tmp_path,
     assert main(cheap_curve_command(elsewhere, "[2]", tmp_path / "cache.json")) == 0
     assert (elsewhere / "curve.json").is_file() and not (tmp_path / "designer.md").exists()
     assert "designer.md" not in capsys.readouterr().out
+
+
+def test_a_crossing_beyond_the_range_is_drawn_at_its_brackets_closed_end(tmp_path):
+    """Side 8 at 8 simulations crossed above komi 15 (bracket [12, open]): the figure draws
+    it at 12 with the open end's arrow, not nothing; a row with nothing finite is skipped."""
+    from catena_zero.komi.atlas.curve_plot import _ends, plot_curve
+
+    above = {"estimate": None, "estimate_side": "above", "interval": [12.0, None]}
+    below = {"estimate": None, "estimate_side": "below", "interval": [None, 1.0]}
+    inside = {"estimate": 3.7, "estimate_side": None, "interval": [0.0, 6.0]}
+    assert _ends(above) == (12.0, 0.0, 0.0) and _ends(below) == (1.0, 0.0, 0.0)
+    assert _ends(inside) == pytest.approx((3.7, 3.7, 2.3))
+    assert _ends({"estimate": None, "estimate_side": None, "interval": [None, None]}) is None
+    rows = [{"track": "side8-komi-standard", "simulations": 8, "exact": None, **above},
+            {"track": "side8-komi-standard", "simulations": 32, "exact": None, **inside}]
+    assert plot_curve({"rows": rows}, tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"

@@ -17,11 +17,16 @@ from catena_zero.komi.atlas.curve import curve_markdown  # noqa: E402
 
 def _ends(row: dict) -> tuple[float, float, float] | None:
     """(estimate, below, above) of a row for an error bar; an open end is drawn to the
-    estimate's side by the bar's cap only (None when there is no finite estimate)."""
+    estimate's side by the bar's cap only. A crossing beyond the range (no estimate,
+    `estimate_side` above or below) is drawn at its bracket's closed end, the open end's
+    arrow pointing on; None when there is nothing finite to draw."""
     estimate = row["estimate"]
-    if estimate is None:
-        return None
     low, high = row["interval"]
+    if estimate is None:
+        side = row.get("estimate_side")
+        estimate = low if side == "above" else high if side == "below" else None
+        if estimate is None:
+            return None
     below = estimate - low if low is not None else 0.0
     above = high - estimate if high is not None else 0.0
     return estimate, max(below, 0.0), max(above, 0.0)
