@@ -39,6 +39,41 @@ EARLIER_SHA256: dict[str, tuple[str, ...]] = {
 }
 
 
+# SHA-256 of today's bundled file -> its name in catena_zero/play/models/ (a measurement names
+# the file as it was called then; the model that was general.pt is general-step90144.pt now).
+BUNDLED_NAMES: dict[str, str] = {
+    "2827565077afa3725cf850b3afdedb3ef36b4bb96868a1c41e4f9c0e038c71ae": "general-step201952.pt",
+    "7d855425c876bba8326666864e37912291d90d1c2146700587468e1c8bd256e9": "general-step38752.pt",
+    "85acfa5774879c794af7dacb5b90b3bb9e67a8e1728a81764146e9a5a420ef70": "general-step7328.pt",
+    "0a4714cbe7db359681e2e5c009dd4a1105a2079fdfbaa28d5e7c21d2e123f472": "general-step90144.pt",
+    "00a8514f94f48ccf04ba73f8085dc70341b06b5dc977378295074d453772b51c": "general.pt",
+    "50bd8fce2a992394d7ce5e80e67bbc4cbb6d5b21495903af29b580e3e8e755e6": "side4.pt",
+    "c26680c95c4754c41dbb5eb658098015d151f02a6eafbdec6a10029fbfcd0368": "side6.pt",
+}
+
+
+def bundled_name(sha256: str) -> str | None:
+    """Today's name of the bundled model file whose contents had `sha256` (now or before a
+    rewrite that kept them); None for any other file."""
+    for current, name in BUNDLED_NAMES.items():
+        if sha256 in same_content_hashes(current):
+            return name
+    return None
+
+
+def model_label(model: dict | None, digits: int = 8) -> str:
+    """A measurement's model as its pages name it: the file name it recorded and the first
+    `digits` of its SHA-256, and, where that file is bundled under another name today, that
+    name ("general.pt a65abc7e (now general-step90144.pt)"); "-" without a model."""
+    if not model:
+        return "-"
+    sha256 = str(model.get("sha256") or "")
+    name = model.get("name") or "unnamed model"
+    label = f"{name} {sha256[:digits]}" if sha256 else name
+    today = bundled_name(sha256)
+    return label if today is None or today == name else f"{label} (now {today})"
+
+
 def same_content_hashes(sha256: str) -> frozenset[str]:
     """`sha256` and the hashes the file of that SHA-256 had before a rewrite that kept its
     contents (just `sha256` for any other file)."""

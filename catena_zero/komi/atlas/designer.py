@@ -25,6 +25,7 @@ import math
 
 import numpy as np
 
+from catena_zero.data.file_history import model_label
 from catena_zero.komi.atlas.outcome import exact_outcome
 from catena_zero.komi.fair import nearest_strength
 from catena_zero.komi.intervals import ZeroMargin, zero_margin_komi
@@ -111,10 +112,10 @@ def measured_with(record: dict) -> str:
     """"general.pt, 32 simulations" (and the weaker check's, "and 8"; and ", 8 opening
     moves" when the games were varied by a drawn opening): the model file and the search of
     a record; "-" where the record names neither."""
-    name = (record.get("model") or {}).get("name")
+    model = record.get("model") or {}
     atlas = (record.get("settings") or {}).get("atlas") or {}
     simulations = atlas.get("simulations")
-    if name is None and simulations is None:
+    if model.get("name") is None and simulations is None:
         return "-"
     weaker = (record.get("weaker") or {}).get("simulations")
     search = ""
@@ -122,7 +123,7 @@ def measured_with(record: dict) -> str:
         search = f", {simulations}{f' and {weaker}' if weaker else ''} simulations"
     if atlas.get("opening_moves"):
         search += f", {atlas['opening_moves']} opening moves"
-    return f"{name or 'unnamed model'}{search}"
+    return f"{model_label(model) if model else 'unnamed model'}{search}"
 
 
 def network_text(record: dict) -> str:
@@ -231,7 +232,7 @@ def strength_section(curve: dict, player_simulations: int | None) -> list[str]:
                     else _number(strongest.get("estimate")))
         lines.append("| " + " | ".join([
             str(strongest["side"]),
-            f"{model.get('name', '-')} ({str(model.get('sha256', ''))[:12]})",
+            model_label(model, 12),
             ", ".join(str(row["simulations"]) for row in mine),
             f"{estimate} at {strongest['simulations']}", _interval(strongest.get("interval")),
             f"{_number(zero.get('estimate'))} {_interval(zero.get('interval'))}",

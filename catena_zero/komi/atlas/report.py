@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from catena_zero.data.atomic import atomic_open, atomic_write_text  # noqa: E402
+from catena_zero.data.file_history import model_label  # noqa: E402
 from catena_zero.komi.atlas.curve import CURVE_DIRECTORY_NAME, read_curve  # noqa: E402
 from catena_zero.komi.atlas.designer import DESIGNER_FILE, designer_summary  # noqa: E402
 from catena_zero.komi.atlas.outcome import exact_outcome  # noqa: E402
@@ -91,7 +92,7 @@ def markdown_table(document: dict) -> str:
     for record in document["records"].values():
         logistic = record.get("logistic") or {}
         model = record.get("model") or {}
-        model_text = f"{model['name']} {model['sha256'][:8]}" if model else "-"
+        model_text = model_label(model)
         in_range = record.get("in_range")
         if in_range is None and record.get("exact_in_range") is not None:
             in_range = f"exact: {'yes' if record['exact_in_range'] else 'no'}"
