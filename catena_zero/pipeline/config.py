@@ -10,7 +10,7 @@ from catena_zero.mcts.config import SearchConfig
 from catena_zero.network.config import NetworkConfig
 from catena_zero.network.device import INFERENCE_PRECISIONS
 from catena_zero.pipeline.ray.config import RayConfig
-from catena_zero.pipeline.tracks import MixConfig
+from catena_zero.pipeline.tracks import MixConfig, TrackMix
 from catena_zero.rules import Rules, Track
 from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.train.config import TrainConfig, require_score_belief_head
@@ -161,3 +161,10 @@ class TrainLoopConfig:
 
     def __post_init__(self) -> None:
         require_score_belief_head(self.train, self.network.score_belief_bins)
+        selfplay = self.selfplay
+        if selfplay.opponent_share > 0.0 and selfplay.opponent_sides:
+            sides = sorted({track.side for track in TrackMix(self.mix, self.rules).tracks})
+            if not set(sides) & set(selfplay.opponent_sides):
+                raise ValueError(f"selfplay.opponent_sides {list(selfplay.opponent_sides)}: "
+                                 f"no track of this run is of those sides (it plays sides "
+                                 f"{', '.join(map(str, sides))})")

@@ -176,6 +176,8 @@ def selfplay_iteration(engine: Engine, evaluate_fn, config: TrainLoopConfig,
         extra={"iteration": iteration, "positions": stats.positions,
                "fair_komi": komi_sampler.fair_komi, "black_wins": stats.black_wins,
                "draws": stats.draws, "mean_game_length": stats.mean_game_length,
+               **({"opponent_games": stats.opponent_games,
+                   "opponent_score": stats.opponent_score} if stats.opponent_games else {}),
                **({"sample_games": [[game.game_id, game.komi, list(game.actions)]
                                     for game in stats.sample_games]} if keep_games else {})},
     )
@@ -285,10 +287,14 @@ def iteration_scalars(played: SelfPlayResult, learned: LearnerResult,
         "selfplay/mean_komi": float(np.mean(stats.komis)) if stats.komis else 0.0,
         "train/window_samples": float(learned.window_samples),
     }
+    if stats.opponent_games:  # games against a rollout MCTS (selfplay.opponent_share)
+        scalars["selfplay/opponent_games"] = float(stats.opponent_games)
+        scalars["selfplay/opponent_score"] = stats.opponent_score / stats.opponent_games
     if track is not None:
         for name in ("game_length", "black_win_rate", "fair_komi", "mean_komi",
-                     "positions_per_s"):
-            scalars[f"selfplay/{track.key}/{name}"] = scalars[f"selfplay/{name}"]
+                     "positions_per_s", "opponent_score"):
+            if f"selfplay/{name}" in scalars:
+                scalars[f"selfplay/{track.key}/{name}"] = scalars[f"selfplay/{name}"]
     for name, value in (learned.metrics or {}).items():
         scalars[name if name.startswith("loss/") else f"train/{name}"] = value
     return scalars

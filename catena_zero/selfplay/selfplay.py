@@ -7,7 +7,12 @@ from the side to move's view, final ownership) are filled in for all of them at 
 finished game is replaced by a new one with a freshly drawn komi until the requested number
 of games has started, so the batch stays full; then the batch drains. With
 `start_positions`, a share of the new games starts inside a recorded game instead of on the
-empty board (`selfplay/start_positions.py`).
+empty board (`selfplay/start_positions.py`). With `opponent_share`, a share of the new games
+is played against an opponent that is not the network: a rollout MCTS (UCT with one random
+playout a leaf, the arena's `uct:N`) of a strength drawn from `opponent_playouts` takes one
+colour, drawn at random; only the network's moves are recorded, with the game's real outcome,
+so the net learns the positions such players lead it into and what they are worth
+(`stats.opponent_score`: the net's score in those games).
 """
 
 from __future__ import annotations
@@ -18,8 +23,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from catena_zero.mcts.config import SearchConfig
+from catena_zero.mcts.rollout import RolloutEvaluator
 from catena_zero.mcts.search import sample_actions, search
-from catena_zero.rules import BLACK, EMPTY, NO_ACTION, Engine, GameState, observe
+from catena_zero.rules import BLACK, EMPTY, NO_ACTION, WHITE, Engine, GameState, observe
 from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.selfplay.records import (
     PositionRecords,
@@ -37,6 +44,8 @@ class SampleGame:
     game_id: int  # serial of the game in its play_games call
     komi: int
     actions: tuple[int, ...]  # every action, in order
+    opponent: int = EMPTY  # colour a rollout-MCTS opponent played (EMPTY: the net played both)
+    opponent_playouts: int = 0  # its simulations a move (0: no opponent)
 
 
 @dataclass
@@ -50,6 +59,8 @@ class SelfPlayStats:
     black_wins: int = 0  # finished games won by Black
     draws: int = 0  # finished games drawn
     start_games: int = 0  # games started inside a recorded game (start_positions)
+    opponent_games: int = 0  # finished games against a rollout-MCTS opponent (opponent_share)
+    opponent_score: float = 0.0  # the network's wins + draws / 2 in those games
     game_lengths: list[int] = field(default_factory=list)  # actions per finished game
     komis: list[int] = field(default_factory=list)  # komi of each finished game
     sample_games: list[SampleGame] = field(default_factory=list)  # kept whole, by game id
@@ -100,6 +111,7 @@ class SelfPlay:
             search_config, num_simulations=max(config.full_simulations, config.cheap_simulations))
         self.komi_sampler = komi_sampler or KomiSampler(engine, config)
         self.start_positions = self._start_positions()
+        self.opponents = config.opponents_play(engine.rules.side)
 
     def _start_positions(self) -> StartPositions | None:
         """The recorded games new games may start inside: None when the share is 0 or the
@@ -124,6 +136,8 @@ class SelfPlay:
         batch = min(self.config.games_in_batch, num_games)
         stats = SelfPlayStats()
         state, prefixes = self._new_games(batch, rng, stats)
+        # [B] colour an opponent plays in each slot's game (EMPTY: none) and its playouts
+        opponent_colour, opponent_playouts = self._draw_opponents(batch, rng)
         game_ids = np.arange(batch)  # [B] serial of the game in each slot
         started = batch
         active = np.ones(batch, dtype=bool)  # [B] slot holds a game still to be played
@@ -136,41 +150,37 @@ class SelfPlay:
         kept = {int(slot): prefixes(slot) for slot in range(batch)
                 if game_ids[slot] < sample_games}
         while active.any():
-            slots = np.flatnonzero(active & ~state.terminal)
-            full = rng.random(slots.size) < self.config.full_search_probability  # [S]
-            # One search for full and cheap games together: each network call then holds the
-            # leaves of every game still searching, not two half batches.
-            budget = np.where(full, self.config.full_simulations, self.config.cheap_simulations)
-            sub_state = state.take(slots)
-            output, rows = self._search(state, sub_state, slots, budget, tree, rng)
-            stats.evaluations += int((budget + 1).sum())
-            legal = engine.legal_actions(sub_state)  # [S, A]
-            policy_target = output.policy_target[rows]  # [S, A]
+            moving = np.flatnonzero(active & ~state.terminal)  # [M]
             actions = np.full(batch, NO_ACTION, dtype=np.int64)
-            actions[slots] = self._select_actions(sub_state, output.action[rows], policy_target,
-                                                  legal, rng)
-            if full.any():
-                recorded = sub_state.take(np.flatnonzero(full))
-                planes, globals_ = observe(engine, recorded)
-                records.add(planes, globals_, policy_target[full], legal[full],
-                            recorded.to_move, game_ids[slots[full]],
-                            output.root_value[rows][full])
-            if reuse:
-                tree = output.reroot(actions)  # the full batch was searched: rows are slots
+            theirs = opponent_colour[moving] == state.to_move[moving]  # [M] opponent to move
+            if theirs.any():
+                opponent_slots = moving[theirs]
+                actions[opponent_slots] = self._opponent_actions(
+                    state.take(opponent_slots), opponent_playouts[opponent_slots], rng)
+            slots = moving[~theirs]  # [S] the network to move
+            if slots.size:
+                output = self._network_moves(state, slots, game_ids, tree, records, actions,
+                                             stats, rng)
+                if reuse:  # (no opponents then) the whole batch was searched: rows are slots
+                    tree = output.reroot(actions)
             for slot, kept_actions in kept.items():
                 if actions[slot] != NO_ACTION:
                     kept_actions.append(int(actions[slot]))
             engine.step(state, actions)
-            stats.moves += slots.size
+            stats.moves += moving.size
             done = np.flatnonzero(active & state.terminal)
             if done.size:
-                self._keep_samples(state, done, game_ids, kept, stats)
+                self._keep_samples(state, done, game_ids, kept, stats, opponent_colour,
+                                   opponent_playouts)
+                self._count_opponent_games(state, done, opponent_colour, stats)
                 finished_chunks.append(self._finish(state, done, game_ids, records, stats))
                 still_to_start = num_games - started
                 restart = done[:still_to_start]
                 if restart.size:
                     fresh, prefixes = self._new_games(restart.size, rng, stats)
                     state.put(restart, fresh)
+                    opponent_colour[restart], opponent_playouts[restart] = \
+                        self._draw_opponents(restart.size, rng)
                     game_ids[restart] = np.arange(started, started + restart.size)
                     started += restart.size
                     kept.update({int(slot): prefixes(row) for row, slot in enumerate(restart)
@@ -186,6 +196,72 @@ class SelfPlay:
         stats.seconds = time.perf_counter() - start_time
         stats.positions = int(sum(chunk["positions"] for chunk in finished_chunks))
         return samples, stats
+
+    def _network_moves(self, state: GameState, slots: np.ndarray, game_ids: np.ndarray, tree,
+                       records: PositionRecords, actions: np.ndarray, stats: SelfPlayStats,
+                       rng: np.random.Generator):
+        """The network's moves in the games of `slots` [S] into `actions` [B], its full
+        searches recorded; returns the search's output. Each move draws a full search
+        (recorded) or a cheap one; both share one search call, so each network call holds
+        the leaves of every game still searching, not two half batches."""
+        engine = self.engine
+        full = rng.random(slots.size) < self.config.full_search_probability  # [S]
+        budget = np.where(full, self.config.full_simulations, self.config.cheap_simulations)
+        sub_state = state.take(slots)
+        output, rows = self._search(state, sub_state, slots, budget, tree, rng)
+        stats.evaluations += int((budget + 1).sum())
+        legal = engine.legal_actions(sub_state)  # [S, A]
+        policy_target = output.policy_target[rows]  # [S, A]
+        actions[slots] = self._select_actions(sub_state, output.action[rows], policy_target,
+                                              legal, rng)
+        if full.any():
+            recorded = sub_state.take(np.flatnonzero(full))
+            planes, globals_ = observe(engine, recorded)
+            records.add(planes, globals_, policy_target[full], legal[full],
+                        recorded.to_move, game_ids[slots[full]],
+                        output.root_value[rows][full])
+        return output
+
+    def _draw_opponents(self, count: int, rng: np.random.Generator):
+        """For `count` new games: the colour a rollout-MCTS opponent plays (EMPTY: none) and
+        its simulations a move, drawn with probability `opponent_share` (nothing is drawn
+        from `rng` when opponents do not play here, so such self-play plays as it always
+        did). Returns (colour [count] int8, playouts [count] int64)."""
+        colour = np.full(count, EMPTY, dtype=np.int8)
+        playouts = np.zeros(count, dtype=np.int64)
+        if not self.opponents:
+            return colour, playouts
+        chosen = np.flatnonzero(rng.random(count) < self.config.opponent_share)  # [k]
+        colour[chosen] = np.where(rng.random(chosen.size) < 0.5, BLACK, WHITE)
+        strengths = np.asarray(self.config.opponent_playouts, dtype=np.int64)
+        playouts[chosen] = strengths[rng.integers(strengths.size, size=chosen.size)]
+        return colour, playouts
+
+    def _opponent_actions(self, states: GameState, playouts: np.ndarray,
+                          rng: np.random.Generator) -> np.ndarray:
+        """The rollout MCTS's moves in `states` [K] at `playouts` [K] simulations each: UCT
+        with one random playout a new leaf, the arena's `uct:N` player; games of one
+        strength searched together.  # [K] int64"""
+        actions = np.full(playouts.size, NO_ACTION, dtype=np.int64)
+        for strength in np.unique(playouts).tolist():
+            rows = np.flatnonzero(playouts == strength)
+            config = SearchConfig(algorithm="uct", num_simulations=int(strength))
+            output = search(self.engine, states.take(rows), RolloutEvaluator(self.engine, rng),
+                            config, rng)
+            actions[rows] = output.action
+        return actions
+
+    def _count_opponent_games(self, state: GameState, done: np.ndarray,
+                              opponent_colour: np.ndarray, stats: SelfPlayStats) -> None:
+        """Add the finished games of `done` [k] played against an opponent to the stats:
+        their number and the network's score in them."""
+        against = done[opponent_colour[done] != EMPTY]  # [j]
+        if not against.size:
+            return
+        winner = np.asarray(self.engine.result(state.take(against)).winner)  # [j]
+        network = np.where(opponent_colour[against] == BLACK, WHITE, BLACK)  # [j]
+        stats.opponent_games += int(against.size)
+        stats.opponent_score += float((winner == network).sum() + 0.5 * (winner == EMPTY).sum())
 
     def _new_games(self, count: int, rng: np.random.Generator, stats: SelfPlayStats):
         """`count` new games at freshly drawn komis, each started inside a recorded game
@@ -215,13 +291,14 @@ class SelfPlay:
 
     @staticmethod
     def _keep_samples(state: GameState, done: np.ndarray, game_ids: np.ndarray,
-                      kept: dict[int, list[int]], stats: SelfPlayStats) -> None:
+                      kept: dict[int, list[int]], stats: SelfPlayStats,
+                      opponent_colour: np.ndarray, opponent_playouts: np.ndarray) -> None:
         """Move the finished sample games of `done` [k] out of `kept` into the stats."""
         for slot in done.tolist():
             if slot in kept:
-                stats.sample_games.append(SampleGame(int(game_ids[slot]),
-                                                     int(state.komi[slot]),
-                                                     tuple(kept.pop(slot))))
+                stats.sample_games.append(SampleGame(
+                    int(game_ids[slot]), int(state.komi[slot]), tuple(kept.pop(slot)),
+                    int(opponent_colour[slot]), int(opponent_playouts[slot])))
 
     def _search(self, state: GameState, sub_state: GameState, slots: np.ndarray,
                 budget: np.ndarray, tree, rng: np.random.Generator):

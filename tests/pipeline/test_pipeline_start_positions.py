@@ -38,3 +38,35 @@ def test_the_command_line_refuses_a_missing_games_file_before_the_run_dir(
     assert capsys.readouterr().err.strip() == (
         f"catena-zero train: error: start positions file {tmp_path / 'missing.json'}: "
         f"no such file")
+
+
+def test_a_run_against_rollout_opponents_records_the_networks_score(tmp_path: Path) -> None:
+    """A tiny run with every game against a rollout MCTS of 2 simulations: its metrics and
+    shard say how many such games were played and the network's score in them."""
+    import json
+
+    from catena_zero.data.shards import list_shards, read_shard_meta
+    from catena_zero.pipeline.metrics import read_metrics
+
+    run_dir = tmp_path / "run"
+    assert cli_main(["train", "preset=tiny", f"run_dir={run_dir}", "iterations=1",
+                     "progress=false", "selfplay.opponent_share=1.0",
+                     "selfplay.opponent_playouts=[2]", "selfplay.opponent_sides=[3]"]) == 0
+    record = [line for line in read_metrics(run_dir) if line["kind"] == "iteration"][-1]["values"]
+    games = record["selfplay/opponent_games"]
+    assert games >= 1 and 0.0 <= record["selfplay/opponent_score"] <= 1.0
+    shard = list_shards(run_dir / "shards")[0]
+    extra = read_shard_meta(shard).extra
+    assert extra["opponent_games"] == games
+    assert extra["opponent_score"] == pytest.approx(record["selfplay/opponent_score"] * games)
+    assert json.loads((run_dir / "summary.json").read_text())
+
+
+def test_opponents_on_sides_no_track_plays_are_refused_before_the_run_dir(
+        tmp_path: Path, capsys) -> None:
+    run_dir = tmp_path / "run"
+    assert cli_main(["train", "preset=tiny", f"run_dir={run_dir}",
+                     "selfplay.opponent_share=0.5", "selfplay.opponent_sides=[8]"]) != 0
+    assert not run_dir.exists()
+    assert "selfplay.opponent_sides [8]: no track of this run is of those sides (it plays " \
+           "sides 3)" in capsys.readouterr().err
