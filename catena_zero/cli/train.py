@@ -42,7 +42,12 @@ from catena_zero.network.config import NetworkConfig
 from catena_zero.network.device import resolve_device
 from catena_zero.pipeline.config import LoopConfig, RuntimeConfig, TrainLoopConfig
 from catena_zero.pipeline.resume import check_start_from
-from catena_zero.pipeline.run import check_gating_registry, run_training, with_start_positions
+from catena_zero.pipeline.run import (
+    check_gating_registry,
+    run_training,
+    with_opponents,
+    with_start_positions,
+)
 from catena_zero.pipeline.tracks import MixConfig
 from catena_zero.selfplay.config import SelfPlayConfig
 from catena_zero.train.config import TrainConfig
@@ -89,6 +94,12 @@ def main(overrides: list[str]) -> int:
             raise  # a missing or damaged checkpoint is a file error, not a config error
         raise ConfigError(str(error)) from None
     loop_config = with_start_positions(loop_config)  # a bad games file: before the run dir
+    try:
+        loop_config = with_opponents(loop_config)  # and a league opponent that cannot play
+    except ValueError as error:
+        if isinstance(error, file_errors()):
+            raise  # a missing or damaged checkpoint is a file error, not a config error
+        raise ConfigError(str(error)) from None
     run_dir = prepare_run_dir(loop_config.loop.run_dir, config, name="train",
                               resume=loop_config.loop.resume)
     loop_config = dataclasses.replace(

@@ -162,6 +162,14 @@ class TrainLoopConfig:
     def __post_init__(self) -> None:
         require_score_belief_head(self.train, self.network.score_belief_bins)
         selfplay = self.selfplay
+        for spec in selfplay.opponents if selfplay.opponent_share > 0.0 else ():
+            try:
+                parsed = parse_agent_spec(spec)
+            except ValueError as error:
+                raise ValueError(f"selfplay.opponents: {error}") from None
+            if parsed.kind == "champion":
+                raise ValueError("selfplay.opponents: 'champion' is not an opponent of "
+                                 "self-play (name a checkpoint:PATH)")
         if selfplay.opponent_share > 0.0 and selfplay.opponent_sides:
             sides = sorted({track.side for track in TrackMix(self.mix, self.rules).tracks})
             if not set(sides) & set(selfplay.opponent_sides):

@@ -23,11 +23,12 @@ from typing import Any
 from catena_zero.arena.config import TrainingGateConfig
 from catena_zero.arena.gating import make_training_gate
 from catena_zero.arena.registry import ChampionRegistry
+from catena_zero.arena.specs import NETWORK_KINDS, parse_agent_spec
 from catena_zero.pipeline.config import RuntimeConfig, TrainLoopConfig
 from catena_zero.pipeline.inline import train_loop
 from catena_zero.pipeline.processes import train_processes
 from catena_zero.pipeline.ray import train_distributed
-from catena_zero.pipeline.steps import run_tracks
+from catena_zero.pipeline.steps import opponent_agents, run_tracks
 from catena_zero.selfplay.start_positions import StartPositionsError, load_start_positions
 
 
@@ -41,7 +42,7 @@ def run_training(config: TrainLoopConfig, runtime: RuntimeConfig | None = None,
     runtime = runtime or RuntimeConfig(name="inline")
     if not config.loop.run_dir:
         raise ValueError("loop.run_dir must be set (the CLI picks runs/train-<time>)")
-    config = with_start_positions(config)
+    config = with_opponents(with_start_positions(config))
     on_checkpoint = None
     if gating is not None:
         gating = registry_in_run_dir(gating, config.loop.run_dir)
@@ -74,6 +75,28 @@ def with_start_positions(config: TrainLoopConfig) -> TrainLoopConfig:
             f"({', '.join(str(track) for track in tracks)}) plays that side and game type")
     return dataclasses.replace(config, selfplay=dataclasses.replace(selfplay,
                                                                     start_positions=path))
+
+
+def with_opponents(config: TrainLoopConfig) -> TrainLoopConfig:
+    """`config` with the network files of `selfplay.opponents` named by absolute paths (a
+    worker started elsewhere reads the same files), every opponent built once now for the
+    first track it plays, so that a bad spec or an unreadable file is refused, one line
+    (ValueError), before the run starts."""
+    selfplay = config.selfplay
+    tracks = [track for track in run_tracks(config) if selfplay.opponents_play(track.side)]
+    if not tracks:
+        return config
+    specs = []
+    for spec in selfplay.opponents:
+        parsed = parse_agent_spec(spec)
+        if parsed.kind in NETWORK_KINDS:
+            path = str(Path(parsed.path).expanduser().resolve())
+            spec = str(dataclasses.replace(parsed, path=path))
+        specs.append(spec)
+    config = dataclasses.replace(config, selfplay=dataclasses.replace(selfplay,
+                                                                      opponents=tuple(specs)))
+    opponent_agents(config, tracks[0].rules())
+    return config
 
 
 def registry_in_run_dir(gating: TrainingGateConfig, run_dir: str | Path) -> TrainingGateConfig:

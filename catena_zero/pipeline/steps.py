@@ -22,9 +22,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from catena_zero.arena.specs import AgentFactory
 from catena_zero.data import ReplayWindow, ShardMeta, random_symmetries, write_shard
 from catena_zero.data.game_record import record_from_actions, save_record
 from catena_zero.komi.fair import estimate_fair_komi, smoothed_fair_komi
+from catena_zero.mcts.config import SearchConfig
 from catena_zero.network import InferenceModel, PolicyValueNet
 from catena_zero.pipeline.config import TrainLoopConfig
 from catena_zero.pipeline.messages import LearnerResult, LoopState, SelfPlayResult, WeightsMessage
@@ -150,6 +152,29 @@ def track_games(config: TrainLoopConfig, num_cells: int) -> tuple[int, int]:
     return math.ceil(games * scale), math.ceil(batch * scale)
 
 
+# (search settings, device) -> the factory of the league's opponents: its networks are loaded
+# once a process, not once an iteration.
+_OPPONENT_FACTORIES: dict[tuple[str, str], AgentFactory] = {}
+
+
+def opponent_search(config: TrainLoopConfig) -> SearchConfig:
+    """How a network opponent of the league searches: the run's search at its full
+    self-play simulations."""
+    return dataclasses.replace(config.search, num_simulations=config.selfplay.full_simulations)
+
+
+def opponent_agents(config: TrainLoopConfig, rules: Rules) -> list:
+    """The agents of `selfplay.opponents` for `rules`, in order (arena specs: uct:N, greedy,
+    random, checkpoint:PATH; a network opponent searches as `opponent_search` says).
+    ValueError, one line, for a spec or file the arena cannot build."""
+    search = opponent_search(config)
+    key = (repr(search), config.loop.device)  # (SearchConfig is not hashable)
+    if key not in _OPPONENT_FACTORIES:
+        _OPPONENT_FACTORIES[key] = AgentFactory(rules, search, config.loop.device)
+    factory = _OPPONENT_FACTORIES[key].for_rules(rules)
+    return [factory(spec) for spec in config.selfplay.opponents]
+
+
 def selfplay_iteration(engine: Engine, evaluate_fn, config: TrainLoopConfig,
                        komi_sampler: KomiSampler, shard_path: str | Path, iteration: int,
                        weights_version: int, rng: np.random.Generator,
@@ -163,7 +188,10 @@ def selfplay_iteration(engine: Engine, evaluate_fn, config: TrainLoopConfig,
     the iteration its shard will become, the learner that adopts it writes them."""
     games, games_in_batch = track_games(config, engine.rules.board.num_cells)
     selfplay_config = dataclasses.replace(config.selfplay, games_in_batch=games_in_batch)
-    selfplay = SelfPlay(engine, evaluate_fn, config.search, selfplay_config, komi_sampler)
+    opponents = (opponent_agents(config, engine.rules)
+                 if selfplay_config.opponents_play(engine.rules.side) else None)
+    selfplay = SelfPlay(engine, evaluate_fn, config.search, selfplay_config, komi_sampler,
+                        opponents)
     keep = config.loop.sample_games if games_dir is not None or keep_games else 0
     samples, stats = selfplay.play_games(games, rng, keep)
     if keep and games_dir is not None:
@@ -177,7 +205,8 @@ def selfplay_iteration(engine: Engine, evaluate_fn, config: TrainLoopConfig,
                "fair_komi": komi_sampler.fair_komi, "black_wins": stats.black_wins,
                "draws": stats.draws, "mean_game_length": stats.mean_game_length,
                **({"opponent_games": stats.opponent_games,
-                   "opponent_score": stats.opponent_score} if stats.opponent_games else {}),
+                   "opponent_score": stats.opponent_score,
+                   "opponent_results": stats.opponent_results} if stats.opponent_games else {}),
                **({"sample_games": [[game.game_id, game.komi, list(game.actions)]
                                     for game in stats.sample_games]} if keep_games else {})},
     )
@@ -287,9 +316,11 @@ def iteration_scalars(played: SelfPlayResult, learned: LearnerResult,
         "selfplay/mean_komi": float(np.mean(stats.komis)) if stats.komis else 0.0,
         "train/window_samples": float(learned.window_samples),
     }
-    if stats.opponent_games:  # games against a rollout MCTS (selfplay.opponent_share)
+    if stats.opponent_games:  # games against the league (selfplay.opponent_share)
         scalars["selfplay/opponent_games"] = float(stats.opponent_games)
         scalars["selfplay/opponent_score"] = stats.opponent_score / stats.opponent_games
+        for name, (games, score) in stats.opponent_results.items():
+            scalars[f"selfplay/opponent/{name}/score"] = score / games
     if track is not None:
         for name in ("game_length", "black_win_rate", "fair_komi", "mean_komi",
                      "positions_per_s", "opponent_score"):

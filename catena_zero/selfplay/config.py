@@ -34,8 +34,8 @@ class SelfPlayConfig:
     start_share: float = 0.0  # share of new games started inside it (its side and game type)
     start_plies: tuple[float, float] = (0.5, 0.9)  # start ply: low..high share of game length
     start_lost_only: bool = True  # start only inside the games the model lost (a_points 0)
-    opponent_share: float = 0.0  # share of new games in which a rollout MCTS plays one colour
-    opponent_playouts: tuple[int, ...] = (200,)  # its strengths (simulations a move), one a game
+    opponent_share: float = 0.0  # share of new games in which an opponent plays one colour
+    opponents: tuple[str, ...] = ("uct:200",)  # arena specs (uct:N, greedy, checkpoint:PATH)
     opponent_sides: tuple[int, ...] = ()  # board sides whose games may draw one (empty: all)
 
     def __post_init__(self) -> None:
@@ -73,21 +73,22 @@ class SelfPlayConfig:
         object.__setattr__(self, "start_plies", (float(plies[0]), float(plies[1])))
         if not 0.0 <= self.opponent_share <= 1.0:
             raise ValueError(f"opponent_share must be in [0, 1], got {self.opponent_share}")
-        playouts = tuple(self.opponent_playouts)
-        if not playouts or not all(_is_int(value) and value >= 1 for value in playouts):
-            raise ValueError(f"opponent_playouts must be a non-empty list of ints >= 1, got "
-                             f"{list(playouts)}")
+        opponents = tuple(self.opponents)
+        if not opponents or not all(isinstance(spec, str) and spec.strip()
+                                    for spec in opponents):
+            raise ValueError(f"opponents must be a non-empty list of agent specs (uct:200, "
+                             f"checkpoint:PATH), got {list(opponents)}")
         sides = tuple(self.opponent_sides)
         if not all(_is_int(value) and 2 <= value <= 10 for value in sides):
             raise ValueError(f"opponent_sides must be board sides 2..10, got {list(sides)}")
         if self.opponent_share > 0.0 and self.tree_reuse:
             raise ValueError("opponent_share > 0 does not go with tree_reuse (an opponent's "
                              "move leaves no subtree of the network's search to keep)")
-        object.__setattr__(self, "opponent_playouts", tuple(int(value) for value in playouts))
+        object.__setattr__(self, "opponents", tuple(spec.strip() for spec in opponents))
         object.__setattr__(self, "opponent_sides", tuple(int(value) for value in sides))
 
     def opponents_play(self, side: int) -> bool:
-        """Whether games on a board of `side` may draw a rollout-MCTS opponent."""
+        """Whether games on a board of `side` may draw an opponent."""
         return self.opponent_share > 0.0 and (not self.opponent_sides
                                               or side in self.opponent_sides)
 

@@ -8,11 +8,13 @@ finished game is replaced by a new one with a freshly drawn komi until the reque
 of games has started, so the batch stays full; then the batch drains. With
 `start_positions`, a share of the new games starts inside a recorded game instead of on the
 empty board (`selfplay/start_positions.py`). With `opponent_share`, a share of the new games
-is played against an opponent that is not the network: a rollout MCTS (UCT with one random
-playout a leaf, the arena's `uct:N`) of a strength drawn from `opponent_playouts` takes one
-colour, drawn at random; only the network's moves are recorded, with the game's real outcome,
-so the net learns the positions such players lead it into and what they are worth
-(`stats.opponent_score`: the net's score in those games).
+is played against an opponent that is not the current network (a league): one of the agents
+given (anything with the arena's `select_actions(engine, states, rng)`: a rollout MCTS
+`uct:N`, a past checkpoint; the pipeline builds them from `opponents`), drawn a game, takes
+one colour, drawn at random. Only the network's moves are recorded, with the game's real
+outcome, so the net learns the positions such players lead it into and what they are worth
+(`stats.opponent_score`: the net's score in those games, `stats.opponent_results` by
+opponent).
 """
 
 from __future__ import annotations
@@ -23,8 +25,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from catena_zero.mcts.config import SearchConfig
-from catena_zero.mcts.rollout import RolloutEvaluator
 from catena_zero.mcts.search import sample_actions, search
 from catena_zero.rules import BLACK, EMPTY, NO_ACTION, WHITE, Engine, GameState, observe
 from catena_zero.selfplay.config import SelfPlayConfig
@@ -44,8 +44,8 @@ class SampleGame:
     game_id: int  # serial of the game in its play_games call
     komi: int
     actions: tuple[int, ...]  # every action, in order
-    opponent: int = EMPTY  # colour a rollout-MCTS opponent played (EMPTY: the net played both)
-    opponent_playouts: int = 0  # its simulations a move (0: no opponent)
+    opponent: int = EMPTY  # colour an opponent played (EMPTY: the net played both colours)
+    opponent_name: str = ""  # that opponent's name ("": none)
 
 
 @dataclass
@@ -59,8 +59,10 @@ class SelfPlayStats:
     black_wins: int = 0  # finished games won by Black
     draws: int = 0  # finished games drawn
     start_games: int = 0  # games started inside a recorded game (start_positions)
-    opponent_games: int = 0  # finished games against a rollout-MCTS opponent (opponent_share)
+    opponent_games: int = 0  # finished games against an opponent (opponent_share)
     opponent_score: float = 0.0  # the network's wins + draws / 2 in those games
+    # opponent name -> [games, the network's score]
+    opponent_results: dict[str, list[float]] = field(default_factory=dict)
     game_lengths: list[int] = field(default_factory=list)  # actions per finished game
     komis: list[int] = field(default_factory=list)  # komi of each finished game
     sample_games: list[SampleGame] = field(default_factory=list)  # kept whole, by game id
@@ -103,7 +105,10 @@ class SelfPlay:
     """Plays batches of self-play games with a batched search and an EvaluateFn."""
 
     def __init__(self, engine: Engine, evaluate_fn, search_config, config: SelfPlayConfig,
-                 komi_sampler: KomiSampler | None = None):
+                 komi_sampler: KomiSampler | None = None, opponents=None):
+        """`opponents`: the agents of `config.opponents`, in order (objects with
+        `select_actions(engine, states, rng)` and a `name`); needed when opponents play on
+        this engine's side."""
         self.engine = engine
         self.evaluate_fn = evaluate_fn
         self.config = config
@@ -111,7 +116,11 @@ class SelfPlay:
             search_config, num_simulations=max(config.full_simulations, config.cheap_simulations))
         self.komi_sampler = komi_sampler or KomiSampler(engine, config)
         self.start_positions = self._start_positions()
-        self.opponents = config.opponents_play(engine.rules.side)
+        self.opponents = list(opponents or []) if config.opponents_play(engine.rules.side) \
+            else []
+        if config.opponents_play(engine.rules.side) and not self.opponents:
+            raise ValueError("opponent_share > 0 needs the opponents' agents (the pipeline "
+                             "builds them from selfplay.opponents)")
 
     def _start_positions(self) -> StartPositions | None:
         """The recorded games new games may start inside: None when the share is 0 or the
@@ -136,8 +145,8 @@ class SelfPlay:
         batch = min(self.config.games_in_batch, num_games)
         stats = SelfPlayStats()
         state, prefixes = self._new_games(batch, rng, stats)
-        # [B] colour an opponent plays in each slot's game (EMPTY: none) and its playouts
-        opponent_colour, opponent_playouts = self._draw_opponents(batch, rng)
+        # [B] colour an opponent plays in each slot's game (EMPTY: none) and which one
+        opponent_colour, opponent_index = self._draw_opponents(batch, rng)
         game_ids = np.arange(batch)  # [B] serial of the game in each slot
         started = batch
         active = np.ones(batch, dtype=bool)  # [B] slot holds a game still to be played
@@ -156,7 +165,7 @@ class SelfPlay:
             if theirs.any():
                 opponent_slots = moving[theirs]
                 actions[opponent_slots] = self._opponent_actions(
-                    state.take(opponent_slots), opponent_playouts[opponent_slots], rng)
+                    state.take(opponent_slots), opponent_index[opponent_slots], rng)
             slots = moving[~theirs]  # [S] the network to move
             if slots.size:
                 output = self._network_moves(state, slots, game_ids, tree, records, actions,
@@ -171,15 +180,15 @@ class SelfPlay:
             done = np.flatnonzero(active & state.terminal)
             if done.size:
                 self._keep_samples(state, done, game_ids, kept, stats, opponent_colour,
-                                   opponent_playouts)
-                self._count_opponent_games(state, done, opponent_colour, stats)
+                                   self._opponent_names(opponent_index))
+                self._count_opponent_games(state, done, opponent_colour, opponent_index, stats)
                 finished_chunks.append(self._finish(state, done, game_ids, records, stats))
                 still_to_start = num_games - started
                 restart = done[:still_to_start]
                 if restart.size:
                     fresh, prefixes = self._new_games(restart.size, rng, stats)
                     state.put(restart, fresh)
-                    opponent_colour[restart], opponent_playouts[restart] = \
+                    opponent_colour[restart], opponent_index[restart] = \
                         self._draw_opponents(restart.size, rng)
                     game_ids[restart] = np.arange(started, started + restart.size)
                     started += restart.size
@@ -223,45 +232,52 @@ class SelfPlay:
         return output
 
     def _draw_opponents(self, count: int, rng: np.random.Generator):
-        """For `count` new games: the colour a rollout-MCTS opponent plays (EMPTY: none) and
-        its simulations a move, drawn with probability `opponent_share` (nothing is drawn
+        """For `count` new games: the colour an opponent plays (EMPTY: none) and which of
+        the opponents (-1: none), drawn with probability `opponent_share` (nothing is drawn
         from `rng` when opponents do not play here, so such self-play plays as it always
-        did). Returns (colour [count] int8, playouts [count] int64)."""
+        did). Returns (colour [count] int8, index [count] int64)."""
         colour = np.full(count, EMPTY, dtype=np.int8)
-        playouts = np.zeros(count, dtype=np.int64)
+        index = np.full(count, -1, dtype=np.int64)
         if not self.opponents:
-            return colour, playouts
+            return colour, index
         chosen = np.flatnonzero(rng.random(count) < self.config.opponent_share)  # [k]
         colour[chosen] = np.where(rng.random(chosen.size) < 0.5, BLACK, WHITE)
-        strengths = np.asarray(self.config.opponent_playouts, dtype=np.int64)
-        playouts[chosen] = strengths[rng.integers(strengths.size, size=chosen.size)]
-        return colour, playouts
+        index[chosen] = rng.integers(len(self.opponents), size=chosen.size)
+        return colour, index
 
-    def _opponent_actions(self, states: GameState, playouts: np.ndarray,
+    def _opponent_actions(self, states: GameState, index: np.ndarray,
                           rng: np.random.Generator) -> np.ndarray:
-        """The rollout MCTS's moves in `states` [K] at `playouts` [K] simulations each: UCT
-        with one random playout a new leaf, the arena's `uct:N` player; games of one
-        strength searched together.  # [K] int64"""
-        actions = np.full(playouts.size, NO_ACTION, dtype=np.int64)
-        for strength in np.unique(playouts).tolist():
-            rows = np.flatnonzero(playouts == strength)
-            config = SearchConfig(algorithm="uct", num_simulations=int(strength))
-            output = search(self.engine, states.take(rows), RolloutEvaluator(self.engine, rng),
-                            config, rng)
-            actions[rows] = output.action
+        """The opponents' moves in `states` [K], game k played by opponent `index[k]`; the
+        games of one opponent are searched together.  # [K] int64"""
+        actions = np.full(index.size, NO_ACTION, dtype=np.int64)
+        for which in np.unique(index).tolist():
+            rows = np.flatnonzero(index == which)
+            actions[rows] = self.opponents[which].select_actions(self.engine, states.take(rows),
+                                                                 rng)
         return actions
 
+    def _opponent_names(self, index: np.ndarray) -> list[str]:
+        """The name of each slot's opponent ("" where none).  # [B]"""
+        return [self.opponents[which].name if which >= 0 else "" for which in index.tolist()]
+
     def _count_opponent_games(self, state: GameState, done: np.ndarray,
-                              opponent_colour: np.ndarray, stats: SelfPlayStats) -> None:
+                              opponent_colour: np.ndarray, opponent_index: np.ndarray,
+                              stats: SelfPlayStats) -> None:
         """Add the finished games of `done` [k] played against an opponent to the stats:
-        their number and the network's score in them."""
+        their number and the network's score in them, in all and by opponent."""
         against = done[opponent_colour[done] != EMPTY]  # [j]
         if not against.size:
             return
         winner = np.asarray(self.engine.result(state.take(against)).winner)  # [j]
         network = np.where(opponent_colour[against] == BLACK, WHITE, BLACK)  # [j]
+        points = (winner == network) + 0.5 * (winner == EMPTY)  # [j]
         stats.opponent_games += int(against.size)
-        stats.opponent_score += float((winner == network).sum() + 0.5 * (winner == EMPTY).sum())
+        stats.opponent_score += float(points.sum())
+        for which, score in zip(opponent_index[against].tolist(), points.tolist(), strict=True):
+            games_and_score = stats.opponent_results.setdefault(self.opponents[which].name,
+                                                                [0, 0.0])
+            games_and_score[0] += 1
+            games_and_score[1] += score
 
     def _new_games(self, count: int, rng: np.random.Generator, stats: SelfPlayStats):
         """`count` new games at freshly drawn komis, each started inside a recorded game
@@ -292,13 +308,13 @@ class SelfPlay:
     @staticmethod
     def _keep_samples(state: GameState, done: np.ndarray, game_ids: np.ndarray,
                       kept: dict[int, list[int]], stats: SelfPlayStats,
-                      opponent_colour: np.ndarray, opponent_playouts: np.ndarray) -> None:
+                      opponent_colour: np.ndarray, opponent_names: list[str]) -> None:
         """Move the finished sample games of `done` [k] out of `kept` into the stats."""
         for slot in done.tolist():
             if slot in kept:
                 stats.sample_games.append(SampleGame(
                     int(game_ids[slot]), int(state.komi[slot]), tuple(kept.pop(slot)),
-                    int(opponent_colour[slot]), int(opponent_playouts[slot])))
+                    int(opponent_colour[slot]), opponent_names[slot]))
 
     def _search(self, state: GameState, sub_state: GameState, slots: np.ndarray,
                 budget: np.ndarray, tree, rng: np.random.Generator):
