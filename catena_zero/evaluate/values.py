@@ -151,9 +151,10 @@ def value_generalisation(config: EvaluateConfig, log: Callable[[str], None] = pr
     net = load_net(config)
     network = net.network
     fair_komi = estimate_fair_komi(net.engine, net.evaluator)
-    # fresh games start on the empty board, whatever games file the run started some inside
+    # fresh games start on the empty board, whatever games file the run started some inside,
+    # and the network plays both colours, whatever league the run played some games against
     selfplay_config = stored_config(SelfPlayConfig, net.stored_config, "selfplay",
-                                    start_share=0.0)
+                                    start_share=0.0, opponent_share=0.0)
     search_config = stored_config(SearchConfig, net.stored_config, "mcts")
     centre = fair_komi if config.komi is None else config.komi
     sampler = KomiSampler(net.engine, selfplay_config, centre)

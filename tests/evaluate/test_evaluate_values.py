@@ -110,3 +110,11 @@ def test_fresh_games_start_on_the_empty_board_whatever_games_file_the_run_used(
                                capture_output=True, text=True, timeout=300)
     assert evaluated.returncode == 0, evaluated.stderr
     assert "fresh games     2 games" in evaluated.stdout
+
+
+def test_fresh_games_are_the_networks_own_whatever_league_the_run_played(
+        tmp_path: Path, capsys) -> None:
+    run = train_tiny_run(tmp_path / "run", "iterations=1", "selfplay.opponent_share=1.0",
+                         "selfplay.opponents=[uct:2]")
+    assert main(["evaluate", "generalisation", f"run_dir={run}", "games=2", "shards=1"]) == 0
+    assert "fresh games     2 games" in capsys.readouterr().out
