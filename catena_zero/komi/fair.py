@@ -172,9 +172,10 @@ def record_simulations(record: dict) -> int | None:
         else None
 
 
-def _closed_record(rules: Rules, model_sha256: str, atlas_path: Path) -> dict | None:
+def _measured_record(rules: Rules, model_sha256: str, atlas_path: Path) -> dict | None:
     """One atlas file's record of `rules`' track when it was measured with that model (or an
-    earlier SHA-256 of the same file) and bracketed inside the range; None otherwise."""
+    earlier SHA-256 of the same file); None otherwise (whether it is closed is
+    `nearest_strength`'s to judge)."""
     name = f"side{rules.side}-komi-{rules.scoring.value}"
     try:
         record = json.loads(Path(atlas_path).read_text())["records"][name]
@@ -182,7 +183,7 @@ def _closed_record(rules: Rules, model_sha256: str, atlas_path: Path) -> dict | 
     except (OSError, ValueError, KeyError, TypeError):
         return None
     if (not isinstance(record, dict) or record.get("status") != "measured"
-            or not is_closed(record) or measured_with not in same_content_hashes(model_sha256)):
+            or measured_with not in same_content_hashes(model_sha256)):
         return None
     return record
 
@@ -235,8 +236,8 @@ def atlas_crossing(rules: Rules, model_sha256: str,
     else:
         paths = [Path(path) for path in atlas_path]
     return nearest_strength([record for path in paths
-                             if (record := _closed_record(rules, model_sha256, path)) is not None],
-                            simulations)
+                             if (record := _measured_record(rules, model_sha256, path))
+                             is not None], simulations)
 
 
 def komi_for_play(player: Any, rules: Rules,

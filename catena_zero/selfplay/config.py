@@ -5,6 +5,8 @@ from __future__ import annotations
 import numbers
 from dataclasses import dataclass
 
+from catena_zero.rules.board import MAX_SIDE, MIN_SIDE
+
 
 def _is_int(value) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
@@ -79,8 +81,9 @@ class SelfPlayConfig:
             raise ValueError(f"opponents must be a non-empty list of agent specs (uct:200, "
                              f"checkpoint:PATH), got {list(opponents)}")
         sides = tuple(self.opponent_sides)
-        if not all(_is_int(value) and 2 <= value <= 10 for value in sides):
-            raise ValueError(f"opponent_sides must be board sides 2..10, got {list(sides)}")
+        if not all(_is_int(value) and MIN_SIDE <= value <= MAX_SIDE for value in sides):
+            raise ValueError(f"opponent_sides must be board sides {MIN_SIDE}..{MAX_SIDE}, got "
+                             f"{list(sides)}")
         if self.opponent_share > 0.0 and self.tree_reuse:
             raise ValueError("opponent_share > 0 does not go with tree_reuse (an opponent's "
                              "move leaves no subtree of the network's search to keep)")

@@ -180,7 +180,7 @@ class SelfPlay:
             done = np.flatnonzero(active & state.terminal)
             if done.size:
                 self._keep_samples(state, done, game_ids, kept, stats, opponent_colour,
-                                   self._opponent_names(opponent_index))
+                                   opponent_index)
                 self._count_opponent_games(state, done, opponent_colour, opponent_index, stats)
                 finished_chunks.append(self._finish(state, done, game_ids, records, stats))
                 still_to_start = num_games - started
@@ -256,10 +256,6 @@ class SelfPlay:
                                                                  rng)
         return actions
 
-    def _opponent_names(self, index: np.ndarray) -> list[str]:
-        """The name of each slot's opponent ("" where none).  # [B]"""
-        return [self.opponents[which].name if which >= 0 else "" for which in index.tolist()]
-
     def _count_opponent_games(self, state: GameState, done: np.ndarray,
                               opponent_colour: np.ndarray, opponent_index: np.ndarray,
                               stats: SelfPlayStats) -> None:
@@ -305,16 +301,16 @@ class SelfPlay:
 
         return state, prefixes
 
-    @staticmethod
-    def _keep_samples(state: GameState, done: np.ndarray, game_ids: np.ndarray,
+    def _keep_samples(self, state: GameState, done: np.ndarray, game_ids: np.ndarray,
                       kept: dict[int, list[int]], stats: SelfPlayStats,
-                      opponent_colour: np.ndarray, opponent_names: list[str]) -> None:
+                      opponent_colour: np.ndarray, opponent_index: np.ndarray) -> None:
         """Move the finished sample games of `done` [k] out of `kept` into the stats."""
         for slot in done.tolist():
             if slot in kept:
+                which = int(opponent_index[slot])
                 stats.sample_games.append(SampleGame(
                     int(game_ids[slot]), int(state.komi[slot]), tuple(kept.pop(slot)),
-                    int(opponent_colour[slot]), opponent_names[slot]))
+                    int(opponent_colour[slot]), self.opponents[which].name if which >= 0 else ""))
 
     def _search(self, state: GameState, sub_state: GameState, slots: np.ndarray,
                 budget: np.ndarray, tree, rng: np.random.Generator):

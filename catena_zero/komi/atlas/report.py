@@ -238,7 +238,12 @@ def write_designer(document: dict, directory: str | Path,
     beside the atlas (`directory`/curve/curve.json; AtlasError for a damaged one, before
     anything is written)."""
     directory = Path(directory)
-    curve = read_curve(directory / CURVE_DIRECTORY_NAME)
+    return _write_designer(document, directory, read_curve(directory / CURVE_DIRECTORY_NAME),
+                           player_simulations)
+
+
+def _write_designer(document: dict, directory: Path, curve: dict | None,
+                    player_simulations: int | None) -> Path:
     designer = directory / DESIGNER_FILE
     atomic_write_text(designer, designer_summary(document, curve, player_simulations))
     return designer
@@ -251,10 +256,10 @@ def write_report(document: dict, directory: str | Path,
     written atomically under `directory`."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    read_curve(directory / CURVE_DIRECTORY_NAME)  # a damaged curve refused before any write
+    curve = read_curve(directory / CURVE_DIRECTORY_NAME)  # a damaged one: before any write
     table = directory / TABLE_FILE
     atomic_write_text(table, markdown_table(document))
-    designer = write_designer(document, directory, player_simulations)
+    designer = _write_designer(document, directory, curve, player_simulations)
     written = [table, designer, plot_fair_komi_by_side(document, directory / FAIR_KOMI_FIGURE)]
     for side in HEATMAP_SIDES:
         figure = plot_first_stones(document, side, directory / f"atlas_first_stones_side{side}.png")
