@@ -8,7 +8,9 @@ so a race on a 2-core machine whose other core is busy stays fair. The final
 checkpoints play on `--track` at its fair komi, found as `general_targets` does with the
 bundled general.pt as neutral reference: each pair head to head, each recipe against each
 `--opponents` spec, colours alternating, Wilson 95% intervals. A dated Markdown page records
-recipes, train commands, machine, commit, what each run reached, matches and a verdict.
+recipes, train commands, machine, commit, what each run reached, matches and a verdict;
+the raw matches go beside it (data/PAGE.json: each player by its file's SHA-256 and search
+settings, each match's results by colour).
 
     python -m benchmarks.learning_race small=network=b4c32 \\
         big=network.blocks=6,network.channels=48 --minutes 30 --name width
@@ -51,7 +53,13 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.general_targets import DEFAULT_GAMES, DEFAULT_SIMULATIONS, FairKomi, network_spec
+from benchmarks.general_targets import (
+    DEFAULT_GAMES,
+    DEFAULT_SIMULATIONS,
+    FairKomi,
+    network_spec,
+    player_record,
+)
 from benchmarks.race_page import (
     MatchRecord,
     Recipe,
@@ -85,6 +93,7 @@ from catena_zero.train.checkpoint import load_latest_intact_checkpoint
 
 RACE_NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")  # a docs/results page name (tests/test_docs)
 DEFAULT_OPPONENTS = "greedy,uct:200,uct:1000"
+RAW_FORMAT = "catena_zero.learning_race"  # the raw matches file beside a race's page
 Log = Callable[[str], None]
 
 
@@ -171,8 +180,10 @@ def time_split(run_dir: Path) -> tuple[float | None, float | None]:
 
 def play_matches(recipes: list[Recipe], progress: dict[str, RunProgress],
                  arguments: argparse.Namespace, log: Log = print
-                 ) -> tuple[list[MatchRecord], str]:
-    """Every pair head to head, then each recipe against each opponent; (records, komi)."""
+                 ) -> tuple[list[MatchRecord], str, dict]:
+    """Every pair head to head, then each recipe against each opponent; (records, komi,
+    raw): `raw` names each player by its file's SHA-256 and search settings and holds each
+    match's counts by colour (the raw file beside the page)."""
     rules = Track.parse(arguments.track).rules()
     # one leaf per tree per call: the matches' batch is their games (general_targets too)
     search = PlayerConfig(simulations=arguments.simulations, leaves_per_call=1).search_config()
@@ -183,15 +194,29 @@ def play_matches(recipes: list[Recipe], progress: dict[str, RunProgress],
     specs = {name: network_spec(Path(run.checkpoint)) for name, run in progress.items()}
     pairings = [(first.name, second.name) for first, second in itertools.combinations(recipes, 2)]
     pairings += [(recipe.name, spec) for recipe in recipes for spec in arguments.opponents]
-    records = []
+    players = {name: player_record(spec, search) for name, spec in specs.items()}
+    players.update({spec: player_record(spec, None) for spec in arguments.opponents})
+    records, matches = [], []
     for index, (name_a, name_b) in enumerate(pairings):
         result = play_match(rules, factory(specs[name_a]), factory(specs.get(name_b, name_b)),
                             arguments.games, komi=komi, seed=arguments.seed + index,
                             name_a=name_a, name_b=name_b)
         records.append(MatchRecord(name_a, name_b, result.wins, result.draws, result.losses))
+        summary = result.to_dict()
+        summary.pop("games")  # every move of every game: the counts are what a reader needs
+        matches.append(summary)
         log(f"[{index + 1}/{len(pairings)}] {name_a} vs {name_b}: {result.score:.3f} "
             f"[{result.interval[0]:.3f}, {result.interval[1]:.3f}] ({result.seconds:.0f} s)")
-    return records, f"{komi} ({source}; reference {reference.name})"
+    komi_text = f"{komi} ({source}; reference {reference.name})"
+    raw = {"format": RAW_FORMAT, "format_version": 1, "track": arguments.track,
+           "komi": komi, "komi_source": komi_text, "games": arguments.games,
+           "seed": arguments.seed, "players": players, "matches": matches}
+    return records, komi_text, raw
+
+
+def raw_file(page: Path) -> Path:
+    """Where a race page's raw matches go: data/<page name>.json beside the page."""
+    return page.parent / "data" / f"{page.stem}.json"
 
 
 def check_finished(name: str, run_dir: Path, minutes: float) -> RunProgress:
@@ -340,9 +365,10 @@ def run(arguments: argparse.Namespace, log: Log = print) -> Path | None:
     torch.set_num_threads(1)  # the matches, like the training, on the one core
     if core is not None and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {core})
-    records, komi = play_matches(recipes, progress, arguments, log)
+    records, komi, raw = play_matches(recipes, progress, arguments, log)
     date = time.strftime("%Y-%m-%d")
     page = arguments.page or Path("docs/results") / f"{date}-race-{arguments.name}.md"
+    raw_path = raw_file(page)
     settings = {
         "race": f"{len(recipes)} recipes trained from scratch for {arguments.minutes:g} "
                 f"minutes each, seed {arguments.seed}, one torch thread, inline runtime.",
@@ -358,10 +384,16 @@ def run(arguments: argparse.Namespace, log: Log = print) -> Path | None:
                              for name, run_dir in reused.items()),
         "reproduce": shlex.join(["python", "-m", "benchmarks.learning_race", *arguments.argv]),
         "reproduce_note": "(without `--reuse` to train every recipe afresh)" if reused else "",
+        "raw": raw_path.relative_to(page.parent).as_posix(),
     }
+    raw.update(race=arguments.name, date=date, commit=settings["commit"].strip("`"),
+               machine=settings["machine"],
+               runs={name: {"checkpoint": str(run.checkpoint), "steps": run.steps,
+                            "minutes": run.minutes} for name, run in progress.items()})
     shown = {name: recorded_command(reuse_log(run_dir), commands[name])
              for name, run_dir in run_dirs.items()}
-    page.parent.mkdir(parents=True, exist_ok=True)
+    raw_path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(raw_path, json.dumps(raw, indent=1) + "\n")
     atomic_write_text(page, render_page(arguments.name, date, settings, recipes,
                                         arguments.base, shown, progress, records,
                                         reused=set(reused)))

@@ -150,8 +150,9 @@ def render_page(name: str, date: str, settings: dict[str, str], recipes: list[Re
                 base: list[str], commands: dict[str, str], progress: dict[str, RunProgress],
                 records: list[MatchRecord], reused: set[str] = frozenset()) -> str:
     """The results page; `settings`: race, track, komi, matches, commit, machine, pinning,
-    reproduce (one phrase each) and optionally reproduce_note; `reused`: the recipes whose
-    runs came from an earlier race, marked in the table."""
+    reproduce (one phrase each) and optionally reproduce_note and raw (the raw file's path
+    from the page); `reused`: the recipes whose runs came from an earlier race, marked in
+    the table."""
     lines = [f"# Learning race {name}", "",
              f"**Verdict:** {verdict(records, [recipe.name for recipe in recipes])}", "",
              f"- **Race:** {settings['race']}",
@@ -161,6 +162,9 @@ def render_page(name: str, date: str, settings: dict[str, str], recipes: list[Re
              f"- **Machine:** {settings['machine']}; {settings['pinning']}.",
              f"- **Reproduce:** `{settings['reproduce']}`"
              + (f" {settings['reproduce_note']}" if settings.get("reproduce_note") else ""),
+             *([f"- **Raw matches:** [{settings['raw']}]({settings['raw']}) (each player by "
+                f"its file's SHA-256 and search settings; results by colour)"]
+               if settings.get("raw") else []),
              "", "## Recipes", "",
              "| recipe | overrides | minutes | self-play / training min | steps | "
              "training s/step | iterations | games | positions |",

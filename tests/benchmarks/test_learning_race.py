@@ -3,6 +3,7 @@ real tiny race end to end."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -349,6 +350,24 @@ def test_a_tiny_race_end_to_end(tmp_path: Path) -> None:
     for pairing in ("| small | wide | 4 |", "| small | greedy | 4 |", "| small | uct:8 | 4 |",
                     "| wide | greedy | 4 |", "| wide | uct:8 | 4 |"):
         assert pairing in text
+    # The raw file beside the page names every player by its file's hash and search.
+    assert "- **Raw matches:** [data/page.json](data/page.json)" in text
+    raw = json.loads((tmp_path / "data" / "page.json").read_text())
+    assert raw["format"] == "catena_zero.learning_race" and raw["komi"] is not None
+    for name in ("small", "wide"):
+        player, run = raw["players"][name], raw["runs"][name]
+        assert player["file"] == run["checkpoint"]
+        assert player["sha256"] == hashlib.sha256(Path(run["checkpoint"]).read_bytes()).hexdigest()
+        assert player["search"]["num_simulations"] == 2
+    assert raw["players"]["uct:8"]["search"] == {"algorithm": "uct", "playouts": 8}
+    pairs = [(match["name_a"], match["name_b"]) for match in raw["matches"]]
+    assert pairs == [("small", "wide"), ("small", "greedy"), ("small", "uct:8"),
+                     ("wide", "greedy"), ("wide", "uct:8")]
+    for match in raw["matches"]:
+        black, white = match["a_as_black"], match["a_as_white"]
+        assert black["wins"] + white["wins"] == match["wins"]
+        assert (f"| {match['name_a']} | {match['name_b']} | 4 | {match['wins']}-"
+                f"{match['draws']}-{match['losses']} |") in text
     # Again from the finished runs: the same runs and commands, no training.
     again = subprocess.run([*command, "--skip-train", "--page", str(tmp_path / "again.md")],
                            cwd=ROOT, capture_output=True, text=True, timeout=600)
