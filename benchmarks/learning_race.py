@@ -18,6 +18,11 @@ settings, each match's results by colour).
     python -m benchmarks.learning_race small= big=network=b6c64 --skip-train --games 100
     python -m benchmarks.learning_race base= spp3=train.samples_per_position=3 \\
         --reuse base=runs/race-spp/base --minutes 60
+    python -m benchmarks.learning_race default= --minutes 60 --seed 1 --opponents uct:200
+
+One recipe alone is the hour benchmark: the default recipe (or any) trained for an hour from
+scratch and measured against the outside players, a yardstick that does not move with the
+recipes.
 
 `--reuse RECIPE=RUN_DIR` takes a recipe's finished run from an earlier race instead of
 training it again, when the log beside it (RUN_DIR.log) shows the settings this race would
@@ -292,8 +297,9 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     if set(names) & set(arguments.opponents):  # "greedy" would be a recipe and an opponent
         raise RaceInputError(f"recipe names {sorted(set(names) & set(arguments.opponents))} "
                              f"are also --opponents")
-    if len(names) < 2:
-        raise RaceInputError(f"a race needs at least two recipes, got {len(names)}")
+    if not names or (len(names) < 2 and not arguments.opponents):
+        raise RaceInputError(f"a race needs two recipes, or one measured against --opponents "
+                             f"(got {len(names)} recipes, {len(arguments.opponents)} opponents)")
     for option, value, valid, wanted in (
             ("--games", arguments.games, arguments.games >= 2 and arguments.games % 2 == 0,
              "an even number >= 2"), ("--minutes", arguments.minutes, arguments.minutes > 0, "> 0"),
@@ -370,8 +376,10 @@ def run(arguments: argparse.Namespace, log: Log = print) -> Path | None:
     page = arguments.page or Path("docs/results") / f"{date}-race-{arguments.name}.md"
     raw_path = raw_file(page)
     settings = {
-        "race": f"{len(recipes)} recipes trained from scratch for {arguments.minutes:g} "
-                f"minutes each, seed {arguments.seed}, one torch thread, inline runtime.",
+        "race": (f"{len(recipes)} recipes trained from scratch for {arguments.minutes:g} "
+                 f"minutes each" if len(recipes) > 1 else f"one recipe trained from scratch "
+                 f"for {arguments.minutes:g} minutes, measured against the outside players")
+                + f", seed {arguments.seed}, one torch thread, inline runtime.",
         "track": arguments.track, "komi": komi, "machine": machine(), "commit": git_commit(),
         "matches": f"{arguments.games} games a match, colours alternating, "
                    f"{arguments.simulations} simulations a move for the trained nets.",

@@ -201,13 +201,25 @@ def test_the_verdict_opens_with_the_outside_players() -> None:
         "above the others'.")
 
 
+def test_one_recipe_alone_is_measured_against_the_outside_players(capsys) -> None:
+    assert learning_race.main(["default=", "--opponents", "uct:200", "--minutes", "60",
+                               "--seed", "1", "--dry-run"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "train run_dir=runs/race-default/default seed=1 max_minutes=60 " in out[0]
+    assert out[1] == "then 200-game matches on 6/komi/standard: default vs uct:200"
+    records = [MatchRecord("default", "uct:200", 130, 0, 70)]
+    assert learning_race.verdict(records, ["default"]) == (
+        "against uct:200: default 0.650 [0.582, 0.713].")
+
+
 @pytest.mark.parametrize(("arguments", "message"), [
     (["small=x", "big="], "recipe small: 'x' is not a Hydra override key=value"),
     (["small", "big="], "recipe 'small': expected NAME=override1,override2"),
     (["=network=b2c24", "big="], "expected NAME=override1,override2"),
     (["a=", "a=network=b2c24"], "recipe name 'a' is given more than once"),
-    (["a="], "a race needs at least two recipes, got 1"),
-    ([], "a race needs at least two recipes, got 0"),
+    (["a=", "--opponents", ""], "a race needs two recipes, or one measured against "
+     "--opponents (got 1 recipes, 0 opponents)"),
+    ([], "(got 0 recipes, 3 opponents)"),
     (["a=seed=3", "b="], "recipe a: seed is set by the race itself"),
     (["a=mix.tracks=[4/komi/standard", "b="], "unbalanced brackets"),
     (["a=", "b=", "--base", "max_minutes=3"], "--base: max_minutes is set by the race itself"),
