@@ -50,7 +50,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import fnmatch
-import hashlib
 import json
 import sys
 import time
@@ -63,7 +62,7 @@ import numpy as np
 
 from benchmarks.search_settings_match import is_setting, replace_fields
 from catena_zero.arena.match import play_match
-from catena_zero.arena.specs import AgentFactory, network_file_kind
+from catena_zero.arena.specs import AgentFactory, network_file_kind, player_record
 from catena_zero.data.atomic import atomic_write_text
 from catena_zero.data.file_history import same_content_hashes
 from catena_zero.export.evaluator import read_model_network
@@ -279,20 +278,6 @@ def parse_komis(items: list[str]) -> dict[str, int]:
             raise ValueError(f"--komi {item!r}: expected TRACK=K, e.g. 6/komi/standard=7")
         komis[str(Track.parse(track))] = int(value)
     return komis
-
-
-def player_record(spec: str, search: SearchConfig | None) -> dict:
-    """How a raw file names a player: its spec, the SHA-256 of its file (network players)
-    and its search settings."""
-    kind, _, path = spec.partition(":")
-    record: dict[str, Any] = {"spec": spec}
-    if kind in ("model", "checkpoint"):
-        record["file"] = path
-        record["sha256"] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-        record["search"] = None if search is None else dataclasses.asdict(search)
-    elif kind == "uct":
-        record["search"] = {"algorithm": "uct", "playouts": int(path)}
-    return record
 
 
 def opponent_search(spec: str, factory: AgentFactory) -> SearchConfig | None:

@@ -63,7 +63,6 @@ from benchmarks.general_targets import (
     DEFAULT_SIMULATIONS,
     FairKomi,
     network_spec,
-    player_record,
 )
 from benchmarks.race_page import (
     MatchRecord,
@@ -87,7 +86,7 @@ from benchmarks.race_recipes import (
     train_command,
 )
 from catena_zero.arena.match import play_match
-from catena_zero.arena.specs import AgentFactory, parse_agent_spec
+from catena_zero.arena.specs import AgentFactory, parse_agent_spec, player_record
 from catena_zero.data.atomic import atomic_write_text
 from catena_zero.export.evaluator import read_model_network
 from catena_zero.pipeline.metrics import MetricsError, read_metrics

@@ -31,10 +31,10 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.general_targets import FairKomi, network_spec, player_record
+from benchmarks.general_targets import FairKomi, network_spec
 from benchmarks.search_settings_match import replace_fields
 from catena_zero.arena.match import play_match
-from catena_zero.arena.specs import AgentFactory
+from catena_zero.arena.specs import AgentFactory, player_record
 from catena_zero.data.atomic import atomic_write_text
 from catena_zero.data.game_record import record_from_actions, save_record
 from catena_zero.export.evaluator import read_model_network

@@ -20,6 +20,8 @@ once.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import os
 import sys
 from collections import OrderedDict
@@ -117,6 +119,25 @@ def parse_agent_spec(spec: str) -> AgentSpec:
                      f"model file)")
 
 
+def player_record(spec: str, search: Any = None) -> dict:
+    """How a raw match file names a player: its spec; for a network, its file, the file's
+    SHA-256 and `search` (a SearchConfig, or None when not known); for a rollout MCTS, its
+    playouts."""
+    parsed = parse_agent_spec(spec)
+    record: dict[str, Any] = {"spec": spec}
+    if parsed.kind in NETWORK_KINDS:
+        digest = hashlib.sha256()
+        with open(parsed.path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        record["file"] = parsed.path
+        record["sha256"] = digest.hexdigest()
+        record["search"] = None if search is None else dataclasses.asdict(search)
+    elif parsed.kind == "uct":
+        record["search"] = {"algorithm": "uct", "playouts": parsed.playouts}
+    return record
+
+
 class AgentFactory:
     """Builds agents from specs for one set of rules, caching loaded networks by path.
 
@@ -169,6 +190,16 @@ class AgentFactory:
             return self(AgentSpec("checkpoint", path=self.champion_path()), temperature)
         _set_name(agent, str(parsed))
         return agent
+
+    def describe(self, spec: str) -> dict:
+        """`player_record` of the agent this factory builds from `spec`: a network with this
+        factory's search, "champion" by the registry's checkpoint it stands for."""
+        parsed = parse_agent_spec(spec)
+        if parsed.kind == "champion":
+            return {**player_record(f"checkpoint:{self.champion_path()}",
+                                    self._search_config()), "spec": spec}
+        return player_record(spec, self._search_config() if parsed.kind in NETWORK_KINDS
+                             else None)
 
     def champion_path(self) -> str:
         """Checkpoint path of the registry's champion for these rules' track."""

@@ -119,8 +119,11 @@ def main(overrides: list[str]) -> int:
             progress.close()
             print(format_matches([result]))
             if arena.results_json:
+                players = {"a": factory.describe(arena.agent_a),
+                           "b": factory.describe(arena.agent_b)}
                 write_json_atomic(arena.results_json, {"format": "catena_zero.match_result",
-                                                       "format_version": 1, **result.to_dict()})
+                                                       "format_version": 1, "players": players,
+                                                       **result.to_dict()})
         elif arena.mode == "gate":
             if not arena.candidate:
                 raise ConfigError("arena.candidate must name a checkpoint in mode gate")

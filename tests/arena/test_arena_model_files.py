@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 import numpy as np
 import pytest
 
+from catena_zero.arena.registry import ChampionEntry, ChampionRegistry
 from catena_zero.arena.specs import (
     AgentFactory,
     network_file_kind,
     parse_agent_spec,
+    player_record,
     read_network_file,
 )
 from catena_zero.export.evaluator import model_file_evaluator, read_model_network
 from catena_zero.export.model_file import load_model_file
 from catena_zero.mcts import SearchConfig
 from catena_zero.play.bundled import bundled_model_path
-from catena_zero.rules import Engine, Rules
+from catena_zero.rules import Engine, Rules, Track
 from catena_zero.train.checkpoint import MAGIC, CheckpointError
 
 SIDE4 = bundled_model_path(4)
@@ -90,7 +95,33 @@ def test_arena_match_plays_a_model_file(tmp_path, capsys) -> None:
                  f"arena.results_json={out}"]) == 0
     captured = capsys.readouterr()
     assert "outside the training of the model side4.pt" in captured.err
-    assert out.stat().st_size > 0
+    players = json.loads(out.read_text())["players"]
+    assert players["a"]["sha256"] == hashlib.sha256(SIDE4.read_bytes()).hexdigest()
+    assert players["a"]["file"] == str(SIDE4)
+    assert players["a"]["search"]["num_simulations"] == 2
+    assert players["b"] == {"spec": "random"}
+
+
+def test_a_raw_file_names_each_player_by_hash_and_search(tmp_path) -> None:
+    search = SearchConfig(num_simulations=7)
+    factory = AgentFactory(Rules(side=4), search, "cpu", model_reader=read_model_network)
+    sha256 = hashlib.sha256(SIDE4.read_bytes()).hexdigest()
+    for spec in (f"model:{SIDE4}", f"checkpoint:{SIDE4}", str(SIDE4)):
+        record = factory.describe(spec)
+        assert record["spec"] == spec and record["file"] == str(SIDE4)
+        assert record["sha256"] == sha256 and record["search"]["num_simulations"] == 7
+    assert factory.describe("uct:300") == {"spec": "uct:300",
+                                           "search": {"algorithm": "uct", "playouts": 300}}
+    assert factory.describe("greedy") == {"spec": "greedy"}
+    assert player_record(f"model:{SIDE4}")["search"] is None  # a search not known is not made up
+    # The champion is named by the checkpoint it stands for.
+    registry = tmp_path / "champions.json"
+    ChampionRegistry(registry).promote(Track(4, "komi", "standard"),
+                                      ChampionEntry(str(SIDE4), step=1))
+    champion = AgentFactory(Rules(side=4), search, "cpu", registry=registry).describe("champion")
+    assert champion["spec"] == "champion" and champion["sha256"] == sha256
+    with pytest.raises(ValueError, match="no champion for track side5-komi-standard"):
+        AgentFactory(Rules(side=5), search, "cpu", registry=registry).describe("champion")
 
 
 def test_arena_refuses_a_damaged_model_file_as_a_file_error(tmp_path, capsys) -> None:

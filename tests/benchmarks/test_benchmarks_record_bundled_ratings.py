@@ -167,7 +167,8 @@ def test_the_command_drops_a_model_that_plays_nothing_and_refuses_one_that_plays
 def _report(path, model_path, matches: dict, sha256: str | None = None):
     """A general_targets report of `model_path`: matches {name: (track, opponent, W, D, L)},
     each player named as general_targets names it."""
-    from benchmarks.general_targets import FORMAT, FORMAT_VERSION, player_record
+    from benchmarks.general_targets import FORMAT, FORMAT_VERSION
+    from catena_zero.arena.specs import player_record
     from catena_zero.mcts.config import SearchConfig
 
     model_player = player_record(f"model:{model_path}", SearchConfig())
