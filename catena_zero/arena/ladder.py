@@ -244,10 +244,17 @@ def run_ladder(
         write_json_atomic(output / "matches.json", {
             "format": "catena_zero.ladder_matches", "format_version": LADDER_FORMAT_VERSION,
             "komi": komi, "komi_source": komi_source,
-            "players": [p.__dict__ for p in players],
+            "players": [{**p.__dict__, **described(factory, p.spec)} for p in players],
             "matches": [_match_summary(m) for m in matches],
         })
     return LadderResult(players, matches, fit, csv_path, plot_path, komi, komi_source)
+
+
+def described(factory: Callable[[str], Any], spec: str) -> dict:
+    """{"player": its spec, file, SHA-256 and search} when the factory can say
+    (`AgentFactory.describe`), so the raw file names each checkpoint by its content."""
+    describe = getattr(factory, "describe", None)
+    return {} if describe is None else {"player": describe(spec)}
 
 
 def _match_summary(match: MatchResult) -> dict:

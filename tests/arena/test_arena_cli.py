@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -104,6 +105,12 @@ def test_checkpoint_agents_gate_and_ladder(tmp_path, capsys):
                           "arena.ladder.games_per_pair=2"]) == 0
     out = capsys.readouterr().out
     assert "step20" in out and (run / "elo" / "elo.csv").exists()
+    # The raw matches name each checkpoint by its content and search.
+    players = json.loads((run / "elo" / "matches.json").read_text())["players"]
+    by_step = {player["step"]: player["player"] for player in players if player["step"]}
+    for step, path in ((10, first), (20, second)):
+        assert by_step[step]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+        assert by_step[step]["search"]["num_simulations"] == 2
     assert "Elo" in out.split("\n\n")[-2]
 
     # A network trained on side 3 plays side 4 too: no weight depends on the board's size.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 
 import pytest
 
@@ -95,7 +96,9 @@ def test_small_ladder_writes_csv_plot_and_tensorboard(tmp_path):
     assert rows["step20"]["step"] == 20 and rows["random"]["games"] == 24
     assert (run / "elo" / "elo.png").stat().st_size > 1000
     assert any((run / "elo" / "tensorboard").iterdir())
-    assert (run / "elo" / "matches.json").exists()
+    saved = json.loads((run / "elo" / "matches.json").read_text())
+    assert len(saved["matches"]) == 6
+    assert all("player" not in player for player in saved["players"])  # the stub cannot say
     assert seen[0].startswith("[1/6]") and seen[-1].startswith("[6/6]")
 
 
