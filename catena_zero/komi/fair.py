@@ -172,6 +172,16 @@ def record_simulations(record: dict) -> int | None:
         else None
 
 
+def record_rollout_mix(record: dict) -> float:
+    """The weight of random playouts in the leaf values of an atlas record's search (or a
+    curve row's); 0 when unrecorded: records made before the setting searched with the
+    network's value alone."""
+    search = (record.get("settings") or {}).get("search") or {}
+    value = record.get("rollout_mix", search.get("rollout_mix", 0.0))
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        else 0.0
+
+
 def _measured_record(rules: Rules, model_sha256: str, atlas_path: Path) -> dict | None:
     """One atlas file's record of `rules`' track when it was measured with that model (or an
     earlier SHA-256 of the same file); None otherwise (whether it is closed is
@@ -188,16 +198,19 @@ def _measured_record(rules: Rules, model_sha256: str, atlas_path: Path) -> dict 
     return record
 
 
-def _strength_distance(record: dict, simulations: int | None) -> tuple[float, float]:
-    """Sort key of a record for a player searching `simulations` a move: the factor between
-    the two strengths (log2), then the stronger measurement first; without a player's
-    strength, the strongest measurement first."""
+def _strength_distance(record: dict, simulations: int | None,
+                       rollout_mix: float | None = None) -> tuple[float, float, float]:
+    """Sort key of a record for a player searching `simulations` a move with leaf values
+    mixed `rollout_mix` with random playouts: the factor between the two strengths (log2),
+    then how far the record's mix is from the player's (None: not compared), then the
+    stronger measurement first; without a player's strength, the strongest first."""
     measured = record_simulations(record)
     if measured is None:
-        return (math.inf, 0.0)
+        return (math.inf, 0.0, 0.0)
+    mix = 0.0 if rollout_mix is None else abs(record_rollout_mix(record) - rollout_mix)
     if simulations is None:
-        return (0.0, -measured)
-    return (abs(math.log2(measured / simulations)), -measured)
+        return (0.0, mix, -measured)
+    return (abs(math.log2(measured / simulations)), mix, -measured)
 
 
 def is_closed(record: dict) -> bool:
@@ -210,25 +223,30 @@ def is_closed(record: dict) -> bool:
     return low is not None and high is not None and math.isfinite(estimate)
 
 
-def nearest_strength(records: list[dict], simulations: int | None) -> dict | None:
+def nearest_strength(records: list[dict], simulations: int | None,
+                     rollout_mix: float | None = None) -> dict | None:
     """Of atlas records (or strength-curve rows) of one track and model, the closed one
-    measured nearest `simulations` a move (the factor between the two, the stronger on a tie;
-    without `simulations`, the strongest); None when none is closed."""
+    measured nearest `simulations` a move (the factor between the two; then the one whose
+    leaf-value mix is nearest `rollout_mix`, when given; then the stronger; without
+    `simulations`, the strongest); None when none is closed."""
     closed = [record for record in records if is_closed(record)]
     if not closed:
         return None
-    return min(closed, key=lambda record: _strength_distance(record, simulations))
+    return min(closed, key=lambda record: _strength_distance(record, simulations,
+                                                             rollout_mix))
 
 
 def atlas_crossing(rules: Rules, model_sha256: str,
                    atlas_path: str | Path | list | tuple | None = None,
-                   simulations: int | None = None) -> dict | None:
+                   simulations: int | None = None,
+                   rollout_mix: float | None = None) -> dict | None:
     """The atlas record of `rules`' komi track measured with the model of that SHA-256 (or an
     earlier SHA-256 of the same file, catena_zero.data.file_history) whose bracket of the
     crossing is closed inside the range; among several (the atlas and the curve's atlases,
     one a strength), the one measured nearest to `simulations` a move (the player's search),
-    the stronger on a tie. None when no file has one, and for missing or unreadable files
-    (the network then answers). `atlas_path`: one file or several; default `atlas_paths()`."""
+    then with the leaf-value mix nearest `rollout_mix`, then the stronger. None when no file
+    has one, and for missing or unreadable files (the network then answers). `atlas_path`:
+    one file or several; default `atlas_paths()`."""
     if atlas_path is None:
         paths = atlas_paths()
     elif isinstance(atlas_path, (str, Path)):
@@ -237,7 +255,7 @@ def atlas_crossing(rules: Rules, model_sha256: str,
         paths = [Path(path) for path in atlas_path]
     return nearest_strength([record for path in paths
                              if (record := _measured_record(rules, model_sha256, path))
-                             is not None], simulations)
+                             is not None], simulations, rollout_mix)
 
 
 def komi_for_play(player: Any, rules: Rules,
@@ -245,24 +263,29 @@ def komi_for_play(player: Any, rules: Rules,
     """The first player's komi for a game against `player` (module doc). `player` chooses
     with `choose_komi(rules)`; one with a model library (ModelPlayer) is matched against the
     atlases by its model file's SHA-256 and, among several measurements, by its search's
-    simulations a move (`player.config.simulations`)."""
+    simulations a move and leaf-value mix (`player.config`)."""
     if rules.game_type == GameType.KOMI:
         library = getattr(player, "library", None)
-        simulations = getattr(getattr(player, "config", None), "simulations", None)
+        config = getattr(player, "config", None)
+        simulations = getattr(config, "simulations", None)
+        rollout_mix = getattr(config, "rollout_mix", None)
         try:
             path = Path(library.get(rules).path) if library is not None else None
-            record = atlas_crossing(rules, _sha256(path), atlas_path,
-                                    simulations) if path else None
+            record = atlas_crossing(rules, _sha256(path), atlas_path, simulations,
+                                    rollout_mix) if path else None
         except (OSError, ValueError, AttributeError):  # no model file to match: the network
             record = None
         if record is not None:
             komi = rules.nearest_komi(record["estimate"])
             low, high = record["interval"]
-            measured = record_simulations(record)
+            measured, mixed = record_simulations(record), record_rollout_mix(record)
             strength = "" if measured is None else (
                 f", {measured} simulations a move"
+                + (f", leaf values {mixed:g} random playouts" if mixed else "")
                 + (f"; this player searches {simulations}"
-                   if simulations is not None and simulations != measured else ""))
+                   if simulations is not None and simulations != measured else "")
+                + (f"; this player mixes {rollout_mix:g}" if rollout_mix is not None
+                   and simulations == measured and rollout_mix != mixed else ""))
             return KomiChoice(komi, ATLAS, (
                 f"komi {komi} from the komi atlas: Black's self-play win rate with this model "
                 f"crosses one half at {record['estimate']:.2f} in [{low:g}, {high:g}] "

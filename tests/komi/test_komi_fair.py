@@ -121,14 +121,63 @@ def _atlas_file(path, records: dict) -> str:
     return str(path)
 
 
-def _record(estimate, interval, sha="a" * 64, simulations=None, top_level=False) -> dict:
+def _record(estimate, interval, sha="a" * 64, simulations=None, top_level=False,
+            rollout_mix=None) -> dict:
     record = {"status": "measured", "estimate": estimate, "interval": list(interval),
               "games": 100, "model": {"name": "m.pt", "sha256": sha},
               "settings": {"atlas": {} if simulations is None or top_level
                            else {"simulations": simulations}}}
     if top_level:
         record["simulations"] = simulations
+    if rollout_mix is not None:
+        record["settings"]["search"] = {"num_simulations": 800, "rollout_mix": rollout_mix}
     return {"side6-komi-standard": record}
+
+
+def test_at_one_strength_the_crossing_of_the_players_own_leaf_values_is_taken(tmp_path):
+    """Two records at the player's 128 simulations, one searched with the network's value
+    alone (a record from before the setting says nothing: 0) and one with leaf values mixed
+    half and half with random playouts: the default player (mix 0.5) gets the mixed one and
+    its note says so, a player without the mix the other; a record at another strength
+    still loses to both, whatever its mix; without a mix given, the order of the files."""
+    import hashlib
+    from types import SimpleNamespace
+
+    from catena_zero.komi.fair import ATLAS, atlas_crossing, komi_for_play, record_rollout_mix
+
+    rules = Rules(side=6)
+    plain = _atlas_file(tmp_path / "plain.json", _record(12.0, (11, 13), simulations=128))
+    mixed = _atlas_file(tmp_path / "mixed.json", _record(9.0, (8, 10), simulations=128,
+                                                         rollout_mix=0.5))
+    far = _atlas_file(tmp_path / "far.json", _record(5.0, (4, 6), simulations=32,
+                                                     rollout_mix=0.5))
+    paths = [far, plain, mixed]
+    assert atlas_crossing(rules, "a" * 64, paths, 128, 0.5)["estimate"] == 9.0
+    assert atlas_crossing(rules, "a" * 64, paths, 128, 0.0)["estimate"] == 12.0
+    assert atlas_crossing(rules, "a" * 64, paths, 128)["estimate"] == 12.0
+    assert atlas_crossing(rules, "a" * 64, [far, plain], 128, 0.5)["estimate"] == 12.0
+    assert record_rollout_mix(atlas_crossing(rules, "a" * 64, [mixed], 128)) == 0.5
+    assert record_rollout_mix({"settings": {"search": {"rollout_mix": True}}}) == 0.0
+
+    class Library:
+        def get(self, rules):
+            return SimpleNamespace(path=model)
+
+    model = tmp_path / "m.pt"
+    model.write_bytes(b"a model")
+    sha = hashlib.sha256(b"a model").hexdigest()
+    plain = _atlas_file(tmp_path / "plain.json", _record(12.0, (11, 13), sha, 128))
+    mixed = _atlas_file(tmp_path / "mixed.json", _record(9.0, (8, 10), sha, 128,
+                                                         rollout_mix=0.5))
+    for mix, komi, note in ((0.5, 9, "128 simulations a move, leaf values 0.5 random playouts)"),
+                            (0.0, 12, "(100 games, 128 simulations a move)")):
+        player = SimpleNamespace(library=Library(), config=SimpleNamespace(
+            simulations=128, rollout_mix=mix))
+        choice = komi_for_play(player, rules, [plain, mixed])
+        assert (choice.source, choice.komi) == (ATLAS, komi) and note in choice.note
+    player = SimpleNamespace(library=Library(), config=SimpleNamespace(simulations=128,
+                                                                       rollout_mix=0.25))
+    assert "; this player mixes 0.25" in komi_for_play(player, rules, [mixed]).note
 
 
 def test_the_crossing_measured_nearest_the_players_strength_is_taken(tmp_path):

@@ -24,6 +24,7 @@ from catena_zero.komi.atlas.curve import CURVE_DIRECTORY_NAME, read_curve  # noq
 from catena_zero.komi.atlas.designer import DESIGNER_FILE, designer_summary  # noqa: E402
 from catena_zero.komi.atlas.outcome import exact_outcome  # noqa: E402
 from catena_zero.komi.config import SCORINGS  # noqa: E402
+from catena_zero.komi.fair import record_rollout_mix, record_simulations  # noqa: E402
 from catena_zero.komi.plots import _save, hex_heatmap  # noqa: E402
 
 HEATMAP_SIDES = (4, 6, 8)
@@ -68,6 +69,16 @@ def exact_text(record: dict) -> str:
 MEASURES = {"komi": "fair komi", "nokomi": "B score, fairest stone", "double": "B score"}
 
 
+def search_text(record: dict) -> str:
+    """The search a measured record's games were played with: simulations a move, and the
+    leaf values' mix with random playouts when there was one ("-" before a measurement)."""
+    simulations = record_simulations(record) if record.get("status") == "measured" else None
+    if simulations is None:
+        return "-"
+    mix = record_rollout_mix(record)
+    return f"{simulations} simulations" + (f", mix {mix:g}" if mix else "")
+
+
 def markdown_table(document: dict) -> str:
     """The atlas as one Markdown table (one row per track) with a short legend."""
     lines = [
@@ -86,8 +97,8 @@ def markdown_table(document: dict) -> str:
         f"Status: {document.get('status', '-')} (updated {document.get('updated', '-')}).",
         "",
         "| side | variant | status | measure | estimate | interval | logistic | network "
-        "| exact | in range | against exact | games | model | seconds |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| exact | in range | against exact | games | model | search | seconds |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for record in document["records"].values():
         logistic = record.get("logistic") or {}
@@ -105,7 +116,7 @@ def markdown_table(document: dict) -> str:
             estimate_text(record), interval_text(record.get("interval")),
             _number(logistic.get("fair_komi")), _number(record.get("network_estimate")),
             exact_text(record), in_range or "-", outcome_text(record, outcome),
-            str(record.get("games") or 0), model_text,
+            str(record.get("games") or 0), model_text, search_text(record),
             _number(record.get("seconds")),
         ]) + " |")
     notes = [(record["track"], record.get("range_note") or record.get("exact_note"))
