@@ -8,6 +8,7 @@ colours alternating, at the track's fair komi, and scored with its Wilson 95% in
     side4-champion                                   head to head against the bundled side4.pt
     side6-transfer                                   against the bundled side6.pt, or the
                                                      single-side net of --transfer-opponent
+    side{4,5}-uct200, side{4,5}-uct1000              the smaller boards' outside anchors
     side3-optimal-komi10, side3-optimal-komi11       the share of the model's moves in its own
                                                      games that the exact solver finds optimal
     variant-side{4,6}-GAME-SCORING                   every one of the 9 variants against greedy
@@ -110,6 +111,10 @@ def targets(transfer_opponent: str = "") -> list[Target]:
                   for game_type in GAME_TYPES for scoring in SCORINGS]
     found.append(Target("side6-transfer", "6/komi/standard",
                         transfer_opponent or f"model:{bundled_model_path(6)}"))
+    # Outside anchors of the smaller boards, last so that earlier reports keep their seeds.
+    for side in (4, 5):
+        found += [Target(f"side{side}-{name}", f"{side}/komi/standard", spec)
+                  for name, spec in (("uct200", "uct:200"), ("uct1000", "uct:1000"))]
     return found
 
 

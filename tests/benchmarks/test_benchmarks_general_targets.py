@@ -19,15 +19,19 @@ torch.set_num_threads(1)
 
 def test_every_target_is_listed_once_with_its_track() -> None:
     names = [target.name for target in general_targets.targets()]
-    assert len(names) == len(set(names)) == 3 + 6 + 1 + 2 + 18 + 1
+    assert len(names) == len(set(names)) == 3 + 6 + 1 + 2 + 18 + 1 + 4
     assert {"side6-uct1000", "side10-uct200", "side4-champion", "side3-optimal-komi11",
             "variant-side6-double-quadratic", "side6-transfer"} <= set(names)
     chosen = general_targets.select(general_targets.targets(), "side6-*,side4-champion")
     assert [target.name for target in chosen] == ["side6-greedy", "side6-uct200",
                                                   "side6-uct1000", "side4-champion",
                                                   "side6-transfer"]
+    # The anchors added last leave the seeds (the index in a full run) of the others as
+    # they were.
+    assert names[-5:] == ["side6-transfer", "side4-uct200", "side4-uct1000", "side5-uct200",
+                          "side5-uct1000"]
     with pytest.raises(ValueError, match="matches no match name"):
-        general_targets.select(general_targets.targets(), "side5-*")
+        general_targets.select(general_targets.targets(), "side9-*")
 
 
 def test_a_match_is_recorded_then_resumed(tmp_path: Path, capsys) -> None:
@@ -95,8 +99,10 @@ def test_search_changes_are_applied_recorded_and_checked(tmp_path: Path, capsys,
 
 def test_the_transfer_match_takes_another_single_side_net(tmp_path: Path, capsys) -> None:
     opponent = bundled_model_path(4)  # any model file stands in for a side-6-only net
-    assert general_targets.targets(f"model:{opponent}")[-1].opponent == f"model:{opponent}"
-    assert general_targets.targets()[-1].opponent == f"model:{bundled_model_path(6)}"
+    transfer = {target.name: target for target in general_targets.targets(f"model:{opponent}")}
+    assert transfer["side6-transfer"].opponent == f"model:{opponent}"
+    default = {target.name: target for target in general_targets.targets()}
+    assert default["side6-transfer"].opponent == f"model:{bundled_model_path(6)}"
     out = tmp_path / "targets.json"
     common = [f"model={bundled_model_path(4)}", "games=2", "simulations=1", f"--json={out}",
               "--komi", "6/komi/standard=6", "--only", "side6-transfer"]
