@@ -31,13 +31,12 @@ search must be the one the model's earlier records were of, unless --replace dis
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import re
 import sys
 from pathlib import Path
 
-from catena_zero.data.file_history import same_content_hashes
+from catena_zero.data.file_history import file_sha256, same_content_hashes
 from catena_zero.export.metadata import ModelFileError
 from catena_zero.export.model_file import read_metadata
 from catena_zero.export.ratings import read_ratings
@@ -56,14 +55,6 @@ from catena_zero.rules import Track
 TARGETS_FORMAT = "catena_zero.general_targets"
 MAX_REPORT_BYTES = 10_000_000
 RECORD = re.compile(r"(\d{1,7})-(\d{1,7})-(\d{1,7})")
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def report_anchor_records(report_path: Path, model_path: Path) -> AnchorModel:

@@ -21,7 +21,6 @@ once.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import sys
 from collections import OrderedDict
@@ -32,6 +31,7 @@ from typing import Any
 
 from catena_zero.arena import agents
 from catena_zero.arena.registry import ChampionRegistry, Track
+from catena_zero.data.file_history import file_sha256
 from catena_zero.mcts.config import SearchConfig
 from catena_zero.rules import NUM_GLOBALS, NUM_PLANES, Engine, Rules
 
@@ -126,12 +126,8 @@ def player_record(spec: str, search: Any = None) -> dict:
     parsed = parse_agent_spec(spec)
     record: dict[str, Any] = {"spec": spec}
     if parsed.kind in NETWORK_KINDS:
-        digest = hashlib.sha256()
-        with open(parsed.path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
         record["file"] = parsed.path
-        record["sha256"] = digest.hexdigest()
+        record["sha256"] = file_sha256(parsed.path)
         record["search"] = None if search is None else dataclasses.asdict(search)
     elif parsed.kind == "uct":
         record["search"] = {"algorithm": "uct", "playouts": parsed.playouts}

@@ -13,6 +13,9 @@ accepts every hash of `same_content_hashes`.
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 # SHA-256 of today's file -> the SHA-256s it had before, same metadata and weights.
 EARLIER_SHA256: dict[str, tuple[str, ...]] = {
     # general-step201952.pt
@@ -50,6 +53,15 @@ BUNDLED_NAMES: dict[str, str] = {
     "50bd8fce2a992394d7ce5e80e67bbc4cbb6d5b21495903af29b580e3e8e755e6": "side4.pt",
     "c26680c95c4754c41dbb5eb658098015d151f02a6eafbdec6a10029fbfcd0368": "side6.pt",
 }
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes (hex), read in blocks: how a measurement names its model."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def bundled_name(sha256: str) -> str | None:

@@ -23,7 +23,6 @@ linearly between the two komis around the zero crossing.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from catena_zero.arena.agents import SearchAgent
-from catena_zero.data.file_history import same_content_hashes
+from catena_zero.data.file_history import file_sha256, same_content_hashes
 from catena_zero.komi.config import SweepConfig
 from catena_zero.komi.sweep import fit_table, run_sweep
 from catena_zero.mcts.config import SearchConfig
@@ -154,11 +153,7 @@ def _sha256(path: Path) -> str:
     stat = path.stat()
     key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
     if key not in _HASHES:
-        digest = hashlib.sha256()
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        _HASHES[key] = digest.hexdigest()
+        _HASHES[key] = file_sha256(path)
     return _HASHES[key]
 
 

@@ -15,6 +15,7 @@ catena_zero.komi.exact) and there the measurement's outcome against it (`outcome
 The names below are the atlas's public ones: `from catena_zero.komi.atlas import run_atlas`.
 """
 
+from catena_zero.data.file_history import file_sha256
 from catena_zero.komi.atlas.document import (
     ATLAS_FORMAT_VERSION,
     AtlasError,
@@ -27,7 +28,6 @@ from catena_zero.komi.atlas.tracks import (
     AtlasModel,
     atlas_agent,
     board_config,
-    file_sha256,
     measurement_settings,
     run_atlas,
     track_rules,

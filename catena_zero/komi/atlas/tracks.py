@@ -58,14 +58,6 @@ class AtlasModel:
     precision: str = "float32"
 
 
-def file_sha256(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def atlas_tracks(config: AtlasConfig) -> list[tuple[int, str]]:
     """(side, "game_type/scoring") of every track asked for, by side then variant."""
     return [(int(side), variant) for side in sorted(set(config.sides))
