@@ -197,6 +197,30 @@ def test_the_table_at_strength_gives_the_komi_a_game_is_played_at():
     assert "At strength" not in designer_summary({"records": {}})
 
 
+def test_an_atlas_record_of_the_same_model_at_the_players_search_sets_the_komi_of_play():
+    """The atlas measured side 6 with the curve's model at 128 simulations with leaf values
+    mixed half and half: a default player (128, 0.5) plays at its crossing, a player without
+    the mix at the curve's 128-simulation one; an atlas record of another model is not
+    weighed at all."""
+    rows = [_curve_row(6, 32, 9.0, (4, 10)), _curve_row(6, 128, 8.0, (7, 9))]
+    curve = {"rows": rows, "verdicts": {"side6-komi-standard": {"last_two_overlap": True}}}
+    record = {"side": 6, "status": "measured", "estimate": 11.0, "interval": [10, 12],
+              "model": {"name": "m.pt", "sha256": "ab" * 32},
+              "settings": {"atlas": {"simulations": 128},
+                           "search": {"num_simulations": 800, "rollout_mix": 0.5}}}
+    atlas = {"records": {"side6-komi-standard": record}}
+
+    def played(document, mix):
+        section = designer_summary(document, curve, 128, mix).split("## At strength")[1]
+        return next(line for line in section.splitlines() if line.startswith("| 6 |"))
+
+    assert played(atlas, 0.5).endswith(
+        "| 11 (the crossing at 128 simulations, leaf values mixed 0.5, the atlas) |")
+    assert played(atlas, 0.0).endswith("| 8 (the crossing at 128 simulations) |")
+    other = {"records": {"side6-komi-standard": {**record, "model": {"sha256": "cd" * 32}}}}
+    assert played(other, 0.5).endswith("| 8 (the crossing at 128 simulations) |")
+
+
 def test_the_committed_page_is_current_and_agrees_with_the_komi_of_play():
     """docs/komi/designer.md is what the atlas and the curve beside it give today, and its
     komi a game is played at is the one GTP's catena-choose-komi answers with the default
@@ -214,11 +238,11 @@ def test_the_committed_page_is_current_and_agrees_with_the_komi_of_play():
 
     directory = Path(__file__).resolve().parents[2] / "docs" / "komi"
     page = designer_summary(load_atlas(directory / "atlas.json"), read_curve(directory / "curve"),
-                            PlayerConfig().simulations)
+                            PlayerConfig().simulations, PlayerConfig().rollout_mix)
     assert (directory / "designer.md").read_text() == page
     torch.set_num_threads(1)
     player = ModelPlayer(ModelLibrary(), PlayerConfig())
-    played = re.findall(r"^\| (\d+) \|.*\| (\d+) \(the crossing at \d+ simulations\) \|$",
+    played = re.findall(r"^\| (\d+) \|.*\| (\d+) \(the crossing at \d+ simulations[^)]*\) \|$",
                         page.split("## At strength")[1], flags=re.MULTILINE)
     assert len(played) >= 7
     for side, komi in played:

@@ -14,7 +14,7 @@ their outcome against the exact value (catena_zero.komi.atlas.outcome).
 Where the strength curve sits beside the atlas (curve/curve.json, catena_zero.komi.atlas.curve),
 a second table gives each side at strength, measured with the model that plays it, and the
 komi a game against the default player is played at (`catena_zero.komi.fair.komi_for_play`'s
-rule: the closed crossing measured nearest the player's simulations, else the network).
+rule: the closed crossing measured nearest the player's search, else the network).
 Written beside atlas.md as designer.md by `catena_zero.komi.atlas.report.write_report` and
 again by `catena-zero komi curve` when its curve sits in the atlas's directory.
 """
@@ -25,9 +25,9 @@ import math
 
 import numpy as np
 
-from catena_zero.data.file_history import model_label
+from catena_zero.data.file_history import model_label, same_content_hashes
 from catena_zero.komi.atlas.outcome import exact_outcome
-from catena_zero.komi.fair import nearest_strength
+from catena_zero.komi.fair import nearest_strength, record_rollout_mix, record_simulations
 from catena_zero.komi.intervals import ZeroMargin, zero_margin_komi
 from catena_zero.rules import Rules
 
@@ -189,17 +189,36 @@ def _side(gap: float) -> str:
     return "above" if gap > 0 else "below"
 
 
-def played_at(rows: list[dict], player_simulations: int | None) -> str:
-    """The komi a game against a player searching `player_simulations` a move is played at,
-    from one track's curve rows (komi_for_play's rule), with where it comes from."""
-    row = nearest_strength(rows, player_simulations)
+def played_at(rows: list[dict], player_simulations: int | None,
+              player_rollout_mix: float | None = None) -> str:
+    """The komi a game against a player searching `player_simulations` a move, its leaf
+    values mixed `player_rollout_mix` with random playouts, is played at, from one track's
+    curve rows and atlas record of the same model (komi_for_play's rule), with where it
+    comes from."""
+    row = nearest_strength(rows, player_simulations, player_rollout_mix)
     if row is None:
         return "the network's own estimate (no closed bracket)"
     komi = Rules(side=row["side"]).nearest_komi(row["estimate"])
-    return f"{komi} (the crossing at {row['simulations']} simulations)"
+    mix = record_rollout_mix(row)
+    return (f"{komi} (the crossing at {record_simulations(row)} simulations"
+            + (f", leaf values mixed {mix:g}" if mix else "")
+            + (", the atlas" if row.get("status") == "measured" else "") + ")")
 
 
-def strength_section(curve: dict, player_simulations: int | None) -> list[str]:
+def same_model_record(document: dict | None, track: str, model: dict) -> list[dict]:
+    """The atlas's record of `track` when it was measured with `model` (its SHA-256 or an
+    earlier one of the same file): a measurement the komi of play weighs with the curve's."""
+    record = ((document or {}).get("records") or {}).get(track)
+    sha256 = (model or {}).get("sha256")
+    if not record or record.get("status") != "measured" or not sha256:
+        return []
+    measured_with = (record.get("model") or {}).get("sha256")
+    return [record] if measured_with in same_content_hashes(sha256) else []
+
+
+def strength_section(curve: dict, player_simulations: int | None,
+                     document: dict | None = None,
+                     player_rollout_mix: float | None = None) -> list[str]:
     """The page's second table: komi/standard at strength, from the strength curve."""
     player = (f"the default player, {player_simulations} simulations a move"
               if player_simulations else "the strongest measurement")
@@ -212,7 +231,9 @@ def strength_section(curve: dict, player_simulations: int | None) -> list[str]:
         "(the curve no longer moves by more than the games can tell). *A game is played at*: "
         f"the komi GTP's `catena-choose-komi`, the terminal's `--komi auto` and the page's "
         f"`auto` give a game against {player}: the closed crossing measured nearest the "
-        "player's own simulations, else the network's own estimate. Where this table and "
+        "player's own simulations, in the curve or (with the same model) in the atlas, at "
+        "equal distance the one whose leaf values were mixed with random playouts as the "
+        "player's are; else the network's own estimate. Where this table and "
         "the one above differ, the cause is the model (the rows above may come from an "
         "older one) and the strength: fair komi moves with strength.", "",
         "| side | model | strengths | at the strongest: fair komi | bracket | zero margin "
@@ -237,15 +258,18 @@ def strength_section(curve: dict, player_simulations: int | None) -> list[str]:
             f"{estimate} at {strongest['simulations']}", _interval(strongest.get("interval")),
             f"{_number(zero.get('estimate'))} {_interval(zero.get('interval'))}",
             settled, _number(strongest.get("network_estimate")),
-            played_at(mine, player_simulations),
+            played_at(mine + same_model_record(document, track, model), player_simulations,
+                      player_rollout_mix),
         ]) + " |")
     return lines
 
 
 def designer_summary(document: dict, curve: dict | None = None,
-                     player_simulations: int | None = None) -> str:
+                     player_simulations: int | None = None,
+                     player_rollout_mix: float | None = None) -> str:
     """The page as Markdown (module docstring); `curve` (a strength-curve document) adds the
-    table at strength for a player searching `player_simulations` a move."""
+    table at strength for a player searching `player_simulations` a move with its leaf
+    values mixed `player_rollout_mix` with random playouts."""
     lines = [
         "# Komi for game designers",
         "",
@@ -313,5 +337,5 @@ def designer_summary(document: dict, curve: dict | None = None,
             _number(row["margin_at_0"]), measured_with(record), "; ".join(notes) or "-",
         ]) + " |")
     if curve:
-        lines += strength_section(curve, player_simulations)
+        lines += strength_section(curve, player_simulations, document, player_rollout_mix)
     return "\n".join(lines) + "\n"
