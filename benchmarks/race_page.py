@@ -196,26 +196,37 @@ def render_page(name: str, date: str, settings: dict[str, str], recipes: list[Re
 
 
 SPEED_TOLERANCE = 0.15  # training s/step of a reused run this far from a fresh one's: warned
+# Overrides that change the work of one training step (the net's size, the batch and how it is
+# padded): a reused run is compared only with fresh runs that leave these as it does.
+STEP_WORK_PREFIXES = ("network.", "train.batch_size", "train.side_buckets")
+
+
+def step_work(recipe: Recipe) -> tuple[str, ...]:
+    """The recipe's overrides that change what a training step computes."""
+    return tuple(sorted(override for override in recipe.overrides
+                        if override.startswith(STEP_WORK_PREFIXES)))
 
 
 def speed_check(recipes: list[Recipe], progress: dict[str, RunProgress],
                 reused: set[str]) -> str | None:
-    """A warning when a reused run's training seconds a step differ from this race's fresh
-    runs' by more than SPEED_TOLERANCE: equal minutes were then not equal work (the same
-    net and batch assumed; the recipes' overrides say whether they are). None otherwise."""
-    fresh = [progress[recipe.name].seconds_per_step() for recipe in recipes
-             if recipe.name not in reused]
-    fresh = [value for value in fresh if value is not None]
-    if not fresh:  # no fresh run with metrics to compare with
-        return None
-    reference = sum(fresh) / len(fresh)
+    """A warning when a reused run's training seconds a step differ by more than
+    SPEED_TOLERANCE from those of this race's fresh runs with the same net and batch (the
+    same `step_work`): equal minutes were then not equal work. None otherwise, and when no
+    fresh run trains the same net and batch (a bigger net's step is slower by design)."""
+    by_name = {recipe.name: recipe for recipe in recipes}
     off = []
     for name in sorted(reused):
         value = progress[name].seconds_per_step()
-        if value is not None and abs(value / reference - 1.0) > SPEED_TOLERANCE:
+        fresh = [progress[recipe.name].seconds_per_step() for recipe in recipes
+                 if recipe.name not in reused and step_work(recipe) == step_work(by_name[name])]
+        fresh = [rate for rate in fresh if rate is not None]
+        if value is None or not fresh:  # nothing comparable to measure the machine by
+            continue
+        reference = sum(fresh) / len(fresh)
+        if abs(value / reference - 1.0) > SPEED_TOLERANCE:
             off.append(f"{name} {value:.3f} s against {reference:.3f} s (x{value / reference:.2f})")
     if not off:
         return None
     return ("**Machine speed:** a reused run's training step took another time than this "
-            "race's: " + "; ".join(off) + ". At the same net and batch the machine then ran "
+            "race's runs of the same net and batch: " + "; ".join(off) + ". The machine then ran "
             "at another speed, and equal minutes were not equal work.")

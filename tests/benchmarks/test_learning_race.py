@@ -148,7 +148,8 @@ def test_a_reused_run_from_a_machine_of_another_speed_is_flagged_on_the_page() -
     # 0.18 s a step against the fresh run's 0.30: the reused run had a faster machine.
     flagged = page(18.0, {"base"})
     assert ("**Machine speed:** a reused run's training step took another time than this "
-            "race's: base 0.180 s against 0.300 s (x0.60).") in flagged
+            "race's runs of the same net and batch: base 0.180 s against 0.300 s (x0.60). "
+            "The machine then ran at another speed") in flagged
     assert flagged.index("**Machine speed:**") < flagged.index("## Matches")
     assert "| base (reused) | `(the base alone)` | 60.3 | 42.3 / 18.0 | 6000 | 0.180 |" in flagged
     assert "Machine speed" not in page(29.0, {"base"})  # the same speed: nothing to say
@@ -156,6 +157,27 @@ def test_a_reused_run_from_a_machine_of_another_speed_is_flagged_on_the_page() -
     no_metrics = {"base": RunProgress("b.pt", 1, 1, 1, 1, 1.0),
                   "cheap": RunProgress("c.pt", 1, 1, 1, 1, 1.0)}
     assert race_page.speed_check(recipes, no_metrics, {"base"}) is None  # n/a, no warning
+
+
+def test_a_bigger_net_is_not_read_as_a_slower_machine() -> None:
+    """A reused run is compared only with fresh runs of the same net and batch: a 6-block
+    net's slower step says nothing about the machine."""
+    def progress(base_train_minutes: float) -> dict[str, RunProgress]:
+        return {"base": RunProgress("b.pt", 7360, 231, 1, 1, 60.5, 35.3, base_train_minutes),
+                "deep": RunProgress("d.pt", 6848, 215, 1, 1, 60.2, 32.5, 27.4)}
+
+    deep = [Recipe("base", ()), Recipe("deep", ("network.blocks=6",))]
+    assert race_page.speed_check(deep, progress(24.9), {"base"}) is None
+    wide_batch = [Recipe("base", ()), Recipe("big", ("train.batch_size=256",))]
+    assert race_page.speed_check(wide_batch, progress(24.9), {"base"}) is None
+    # the same net again (a search change): a 0.84x step is the machine's, and flagged
+    same_net = [Recipe("base", ()), Recipe("deep", ("selfplay.full_simulations=8",))]
+    assert "base 0.203 s against 0.240 s (x0.85)" in race_page.speed_check(
+        same_net, progress(24.9), {"base"})
+    # a reused run of the bigger net against a fresh one of the same net, overrides reordered
+    both = [Recipe("base", ("network.channels=48", "network.blocks=6")),
+            Recipe("deep", ("network.blocks=6", "network.channels=48", "mcts.c_visit=50"))]
+    assert race_page.speed_check(both, progress(24.9), {"base"}) is not None
 
 
 def test_the_time_split_sums_the_iteration_records(tmp_path) -> None:
