@@ -44,6 +44,7 @@ class PlayerConfig:
     threads: int = 0  # CPU threads of the network (torch intra-op); 0 = every core this may use
     precision: str = "auto"  # auto (bfloat16 if the CPU has AMX/AVX512-BF16) | float32 | bfloat16
     rollout_mix: float = 0.5  # w: a leaf's value is (1-w) network + w random playouts; 0 off
+    rollout_mix_playouts: int = 1  # random playouts per leaf averaged when rollout_mix > 0
 
     def __post_init__(self) -> None:
         if not isinstance(self.simulations, int) or self.simulations < 1:
@@ -75,6 +76,7 @@ class PlayerConfig:
             exact_endgame_cells=self.exact_endgame_cells,
             leaves_per_call=self.leaves_per_call,
             rollout_mix=self.rollout_mix,
+            rollout_mix_playouts=self.rollout_mix_playouts,
         )
 
     def thread_count(self) -> int:

@@ -26,6 +26,12 @@ def test_the_setting_reaches_the_search_and_is_checked() -> None:
     assert PlayerConfig().search_config().rollout_mix == PlayerConfig.rollout_mix
     with pytest.raises(ValueError, match="rollout_mix"):
         PlayerConfig(rollout_mix=1.5)
+    assert PlayerConfig(rollout_mix_playouts=4).search_config().rollout_mix_playouts == 4
+    assert PlayerConfig().search_config().rollout_mix_playouts == \
+        PlayerConfig.rollout_mix_playouts
+    for bad in (0, 2.5, True):
+        with pytest.raises(ValueError, match="rollout_mix_playouts"):
+            PlayerConfig(rollout_mix_playouts=bad)
 
 
 def test_a_mixing_player_plays_legal_moves_and_its_values_move(monkeypatch) -> None:
@@ -52,6 +58,9 @@ def test_every_play_command_takes_the_setting() -> None:
     engine = gtp_cli.build_engine([model, "player.rollout_mix=0.25", "player.simulations=1"],
                                   warn=lambda text: None, warm_up=False)
     assert engine.player.config.rollout_mix == 0.25
+    engine = gtp_cli.build_engine([model, "player.rollout_mix_playouts=4", "player.simulations=1"],
+                                  warn=lambda text: None, warm_up=False)
+    assert engine.player.config.search_config().rollout_mix_playouts == 4
     assert play_cli.build([model, "player.rollout_mix=0.5"])[2].rollout_mix == 0.5
     assert serve_cli.build([model, "player.rollout_mix=0.5"])[2].rollout_mix == 0.5
 
