@@ -75,10 +75,13 @@ def timed_search(player: ModelPlayer, rules: Rules, state, simulations: int,
 
 def measure(rules: Rules, library: ModelLibrary, levels: list[str], count: int,
             seconds: float | None, threads: int = 0, seed: int = 0,
-            rollout_mix: float | None = None) -> list[Measured]:
+            rollout_mix: float | None = None,
+            rollout_playouts: int | None = None) -> list[Measured]:
     """Every level's searches at both precisions on the same `count` positions;
-    `rollout_mix` None keeps the player's default."""
+    `rollout_mix` and `rollout_playouts` None keep the player's defaults."""
     mix = {} if rollout_mix is None else {"rollout_mix": rollout_mix}
+    if rollout_playouts is not None:
+        mix["rollout_mix_playouts"] = rollout_playouts
     players = {precision: ModelPlayer(library, PlayerConfig(precision=precision,
                                                             threads=threads, **mix))
                for precision in PRECISIONS}
@@ -129,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rollout-mix", type=float, default=None,
                         help="the player's rollout_mix (default: the player's own)")
+    parser.add_argument("--rollout-playouts", type=int, default=None,
+                        help="random playouts a leaf (default: the player's own)")
     args = parser.parse_args(argv)
     if args.seconds is not None and not 0 < args.seconds < float("inf"):
         parser.error(f"--seconds must be a number > 0, got {args.seconds!r}")
@@ -136,15 +141,20 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--positions must be >= 1 and --threads >= 0")
     if args.rollout_mix is not None and not 0 <= args.rollout_mix <= 1:
         parser.error(f"--rollout-mix must be in [0, 1], got {args.rollout_mix!r}")
+    if args.rollout_playouts is not None and args.rollout_playouts < 1:
+        parser.error(f"--rollout-playouts must be >= 1, got {args.rollout_playouts}")
     rules = Rules(side=args.side)
     library = ModelLibrary(args.model)
     results = measure(rules, library, args.levels, args.positions, args.seconds,
-                      args.threads, args.seed, args.rollout_mix)
+                      args.threads, args.seed, args.rollout_mix, args.rollout_playouts)
     auto = "bfloat16" if cpu_has_fast_bfloat16() else "float32"
     bound = f"at most {args.seconds:g} s a move" if args.seconds else "each level's own time"
     mix = PlayerConfig().rollout_mix if args.rollout_mix is None else args.rollout_mix
+    playouts = (PlayerConfig().rollout_mix_playouts if args.rollout_playouts is None
+                else args.rollout_playouts)
     print(f"side {args.side}, {library.describe(rules)}, {args.positions} positions, "
-          f"{bound}, {torch.get_num_threads()} thread(s), rollout_mix {mix:g}; {cpu_name()}: "
+          f"{bound}, {torch.get_num_threads()} thread(s), rollout_mix {mix:g} "
+          f"({playouts} playout{'s' if playouts > 1 else ''} a leaf); {cpu_name()}: "
           f"precision=auto plays {auto}")
     print("\n".join(table(results)))
     return 0

@@ -69,9 +69,16 @@ def test_play_speed_names_the_rollout_mix_it_searched_with(capsys) -> None:
     arguments = ["--side", "3", "--model", str(tiny_model_file(3)), "--seconds", "0.05",
                  "--positions", "1", "--threads", "1", "--levels", "quick"]
     assert bench_play_speed.main(arguments) == 0
-    assert "rollout_mix 0.5;" in capsys.readouterr().out
+    assert f"rollout_mix 0.5 ({PlayerConfig().rollout_mix_playouts} playout" in \
+        capsys.readouterr().out
     assert bench_play_speed.main([*arguments, "--rollout-mix", "0"]) == 0
-    assert "rollout_mix 0;" in capsys.readouterr().out
+    assert "rollout_mix 0 (" in capsys.readouterr().out
+    assert bench_play_speed.main([*arguments, "--rollout-playouts", "3"]) == 0
+    assert "rollout_mix 0.5 (3 playouts a leaf)" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_:
+        bench_play_speed.main([*arguments, "--rollout-playouts", "0"])
+    assert exit_.value.code == 2
+    assert "--rollout-playouts must be >= 1" in capsys.readouterr().err
 
 
 def test_settings_match_at_equal_simulations_and_equal_time(capsys) -> None:
