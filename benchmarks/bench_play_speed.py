@@ -75,15 +75,12 @@ def timed_search(player: ModelPlayer, rules: Rules, state, simulations: int,
 
 def measure(rules: Rules, library: ModelLibrary, levels: list[str], count: int,
             seconds: float | None, threads: int = 0, seed: int = 0,
-            rollout_mix: float | None = None,
-            rollout_playouts: int | None = None) -> list[Measured]:
-    """Every level's searches at both precisions on the same `count` positions;
-    `rollout_mix` and `rollout_playouts` None keep the player's defaults."""
-    mix = {} if rollout_mix is None else {"rollout_mix": rollout_mix}
-    if rollout_playouts is not None:
-        mix["rollout_mix_playouts"] = rollout_playouts
+            settings: dict | None = None) -> list[Measured]:
+    """Every level's searches at both precisions on the same `count` positions; `settings`
+    are PlayerConfig fields that differ from the default player's (none: the default)."""
+    settings = settings or {}
     players = {precision: ModelPlayer(library, PlayerConfig(precision=precision,
-                                                            threads=threads, **mix))
+                                                            threads=threads, **settings))
                for precision in PRECISIONS}
     states = positions(players["float32"].evaluator(rules).engine, count, seed)
     for player in players.values():  # the model, its bfloat16 copy, the first calls' shapes
@@ -145,15 +142,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--rollout-playouts must be >= 1, got {args.rollout_playouts}")
     rules = Rules(side=args.side)
     library = ModelLibrary(args.model)
+    settings = {field: value for field, value in (("rollout_mix", args.rollout_mix),
+                                                  ("rollout_mix_playouts", args.rollout_playouts))
+                if value is not None}
     results = measure(rules, library, args.levels, args.positions, args.seconds,
-                      args.threads, args.seed, args.rollout_mix, args.rollout_playouts)
+                      args.threads, args.seed, settings)
     auto = "bfloat16" if cpu_has_fast_bfloat16() else "float32"
     bound = f"at most {args.seconds:g} s a move" if args.seconds else "each level's own time"
-    mix = PlayerConfig().rollout_mix if args.rollout_mix is None else args.rollout_mix
-    playouts = (PlayerConfig().rollout_mix_playouts if args.rollout_playouts is None
-                else args.rollout_playouts)
+    player = PlayerConfig(**settings)  # what the searches used, defaults filled in
+    playouts = player.rollout_mix_playouts
     print(f"side {args.side}, {library.describe(rules)}, {args.positions} positions, "
-          f"{bound}, {torch.get_num_threads()} thread(s), rollout_mix {mix:g} "
+          f"{bound}, {torch.get_num_threads()} thread(s), rollout_mix {player.rollout_mix:g} "
           f"({playouts} playout{'s' if playouts > 1 else ''} a leaf); {cpu_name()}: "
           f"precision=auto plays {auto}")
     print("\n".join(table(results)))
