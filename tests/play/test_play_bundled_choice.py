@@ -119,19 +119,36 @@ def test_property_the_choice_is_never_rated_below_another_bundled_model(seed) ->
 
 def test_the_shipped_choice_follows_the_shipped_ratings() -> None:
     """The bundled table names only bundled files, all against one reference, and the
-    default player of every track is the bundled model rated best there."""
+    default player of every track is the bundled model rated best there: where a bundled
+    file has an anchored Elo, the recorded player, which no other anchored file leads
+    significantly; elsewhere the highest greedy Elo."""
     library = ModelLibrary()
     table = library.ratings()
     assert table is not None and table.reference.startswith("one-ply greedy player = 0")
     available = library.available()
-    assert set(table.models) <= set(available)
+    assert table.names() <= set(available)
+    anchored_tracks = 0
     for track in ALL_TRACKS:
         chosen = library.choice(track)
+        fit = table.anchors.fit(track) if table.anchors else None
+        anchored = [name for name in available if fit is not None and name in fit]
         rated = {name: elos[track] for name, elos in table.models.items() if track in elos}
-        if rated:
+        if anchored:
+            anchored_tracks += 1
+            assert chosen == table.anchors.players[track], (track, chosen)
+            for other in anchored:
+                if other != chosen:
+                    _lead, low, _high = fit.lead(other, chosen)
+                    assert low <= 0, (track, other, "leads", chosen)
+        elif rated:
             assert rated.get(chosen) == max(rated.values()), (track, chosen, rated)
         else:
             assert chosen == bundled.GENERAL_MODEL_NAME
+    assert anchored_tracks >= 1
+    # the measured cases: side4.pt beats the general model on 4/komi/standard, and the
+    # champion's file leads general.pt against the anchors on 6/komi/standard
+    assert library.choice(Rules(4)) == "side4.pt"
+    assert library.choice(Rules(6)) == "general-step275680.pt"
     # the measured case: side4.pt beats the general model on 4/komi/standard
     assert library.choice(Rules(4)) == "side4.pt"
 
