@@ -17,6 +17,7 @@ from catena_zero.komi.atlas import (
 )
 from catena_zero.komi.atlas.report import markdown_table, plot_first_stones, write_report
 from catena_zero.komi.config import ATLAS_VARIANTS, AtlasConfig
+from catena_zero.komi.fair import record_simulations
 from catena_zero.komi.solver_agent import SolverAgent, SolverEvaluator
 from catena_zero.rules import Rules
 
@@ -88,6 +89,27 @@ def test_a_measured_track_is_kept_and_a_new_model_measures_again(tmp_path):
     run_atlas(config, lambda *track: other, progress=False, log=lines.append)
     assert load_atlas(config.output)["records"]["side2-double-standard"]["model"]["name"] == "other"
 
+
+
+def test_a_track_measured_again_keeps_no_field_of_the_earlier_measurement(tmp_path):
+    """A track measured at two strengths (8 and 4 simulations) and then at one (4): its
+    record is that of the new measurement alone, read as one of 4 simulations, and it is the
+    record a fresh atlas writes with the same settings; the exact solution stays."""
+    model = exact_model()
+    config = atlas_config(tmp_path, variants=["komi/standard"], check_simulations=4)
+    run_atlas(config, lambda *track: model, progress=False, log=lambda line: None)
+    earlier = load_atlas(config.output)["records"]["side2-komi-standard"]
+    assert earlier["simulations"] == 8 and "weaker" in earlier
+    again = dataclasses.replace(config, simulations=4, check_simulations=0)
+    run_atlas(again, lambda *track: model, progress=False, log=lambda line: None)
+    record = load_atlas(config.output)["records"]["side2-komi-standard"]
+    assert "weaker" not in record and "moving_with_strength" not in record
+    assert record_simulations(record) == 4
+    assert record["exact"] == 2.5 and record["exact_report"] == earlier["exact_report"]
+    fresh = run_atlas(dataclasses.replace(again, output=str(tmp_path / "fresh.json")),
+                      lambda *track: model, progress=False, log=lambda line: None)
+    assert {**record, "seconds": 0} == {**fresh["records"]["side2-komi-standard"],
+                                         "seconds": 0}
 
 def test_varied_openings_then_the_searchs_own_choice(tmp_path):
     """With opening_moves the games differ only by their first moves (sampled from the

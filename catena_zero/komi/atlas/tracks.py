@@ -292,7 +292,13 @@ def plan_track(config: AtlasConfig, side: int, variant: str, records: dict,
 
 def record_measurement(record: dict, task: TrackTask, measured: dict) -> None:
     """The task's measurement into its record, with its model, settings and fingerprint,
-    and on solved sides whether the interval holds the exact value and the outcome."""
+    and on solved sides whether the interval holds the exact value and the outcome. The
+    fields of an earlier measurement go first: a record measured at two strengths and then
+    at one would otherwise keep the old `simulations` and `weaker`, and be read as a
+    measurement of the old strength (`catena_zero.komi.fair.record_simulations`)."""
+    base = new_record(record["side"], f"{record['game_type']}/{record['scoring']}")
+    for key in [key for key in record if key not in base and not key.startswith("exact")]:
+        del record[key]  # the exact solution's fields (exact_*) stay: they are not measured
     record.update(measured)
     record.update(status="measured", settings=task.settings, fingerprint=task.stamp,
                   model={"name": task.model.name, "sha256": task.model.sha256})
