@@ -175,7 +175,8 @@ def run_atlas_command(config: KomiConfig, search_config) -> int:
         raise InputFileError(str(error)) from None
     try:
         written = write_report(document, Path(config.atlas.output).parent,
-                               PlayerConfig().simulations, PlayerConfig().rollout_mix)
+                               PlayerConfig().simulations, PlayerConfig().rollout_mix,
+                               ModelLibrary().komi_standard_players())
     except AtlasError as error:  # a damaged strength curve beside the atlas
         raise InputFileError(str(error)) from None
     print(f"atlas: {len(document['records'])} tracks in {config.atlas.output}; "
@@ -194,7 +195,8 @@ def rewrite_designer_beside(curve_directory: Path) -> list[Path]:
         return []
     try:
         return [write_designer(load_atlas(atlas_path), curve_directory.parent,
-                               PlayerConfig().simulations, PlayerConfig().rollout_mix)]
+                               PlayerConfig().simulations, PlayerConfig().rollout_mix,
+                               ModelLibrary().komi_standard_players())]
     except AtlasError as error:
         raise InputFileError(str(error)) from None
 

@@ -34,6 +34,7 @@ import threading
 from pathlib import Path
 
 from catena_zero.arena.anchored_elo import FIXED_ANCHOR
+from catena_zero.data.file_history import file_sha256
 from catena_zero.export.model_file import ModelFile, ModelFileError, load_model_file
 from catena_zero.play.bundled_ratings import RATINGS_NAME, BundledRatings, read_bundled_ratings
 from catena_zero.rules import Rules, Track
@@ -145,6 +146,20 @@ class ModelLibrary:
         if self.fixed is not None:
             return None
         return choose_model(_as_track(side_or_rules), self.ratings(), self.available())
+
+    def komi_standard_players(self) -> dict[int, dict]:
+        """The bundled file that plays each side's komi/standard track, {side: {"name",
+        "sha256"}} (the komi atlas's designer page names today's player; empty with a
+        fixed model or no bundled file)."""
+        if self.fixed is not None:
+            return {}
+        players = {}
+        for side in ALL_SIDES:
+            name = self.choice(side)
+            if name is not None:
+                path = self.bundled_directory() / name
+                players[side] = {"name": name, "sha256": file_sha256(path)}
+        return players
 
     # -- what the library plays ----------------------------------------------------------
 

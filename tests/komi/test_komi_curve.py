@@ -191,7 +191,9 @@ def test_the_curve_command_rewrites_the_designer_page_beside_its_atlas(tmp_path,
     assert str(tmp_path / "designer.md") in out
     assert "## At strength, with the models that play today" in page
     section = page.split("## At strength")[1]
-    assert "| 2 | side4.pt " in section and "| 2 | 2 |" not in section
+    # the page names today's player of side 2 (general.pt), not the file the curve measured
+    assert "| 2 | general.pt " in section and "| 2 | 2 |" not in section
+    assert "Side 2: the curve measured side4.pt" in section
     assert "the default player, 128 simulations a move" in section
     (tmp_path / "designer.md").unlink()
     elsewhere = tmp_path / "other"  # beside the atlas, but not the directory its page reads

@@ -161,9 +161,11 @@ def test_the_page_says_which_meaning_is_fair_and_gives_solved_outcomes():
     page = designer_summary(json.loads(atlas.read_text()))
     assert "The project calls fair the first, where Black's win rate crosses one half" in page
     side2 = next(line for line in page.splitlines() if line.startswith("| 2 |"))
-    # recorded side 2: crossing 4.5 in [4, 5]; mean margin +2.5 at komi 2, -0.08 at 4
-    assert side2.startswith("| 2 | 4.5 | [4, 5] | 2.5 | 3.9 | - | - |")
-    assert "method error: the interval [4, 5] misses the exact 2.5" in side2
+    # recorded side 2 at the default player's search: crossing 2.45 in [2, 3] (exact 2.5),
+    # Black's mean margin zero at 2.2, a game's margin spread 2.5
+    assert side2.startswith("| 2 | 2.5 | [2, 3] | 2.5 | 2.2 | [open, 3] | 2.5 |")
+    assert "holds the exact value, though the player is below the bar" in side2
+    assert "method error:" not in page
 
 
 def _curve_row(side, simulations, estimate, interval, name="m.pt"):
@@ -238,7 +240,8 @@ def test_the_committed_page_is_current_and_agrees_with_the_komi_of_play():
 
     directory = Path(__file__).resolve().parents[2] / "docs" / "komi"
     page = designer_summary(load_atlas(directory / "atlas.json"), read_curve(directory / "curve"),
-                            PlayerConfig().simulations, PlayerConfig().rollout_mix)
+                            PlayerConfig().simulations, PlayerConfig().rollout_mix,
+                            ModelLibrary().komi_standard_players())
     assert (directory / "designer.md").read_text() == page
     torch.set_num_threads(1)
     player = ModelPlayer(ModelLibrary(), PlayerConfig())
@@ -247,3 +250,35 @@ def test_the_committed_page_is_current_and_agrees_with_the_komi_of_play():
     assert len(played) >= 7
     for side, komi in played:
         assert komi_for_play(player, Rules(side=int(side))).komi == int(komi), side
+
+
+def test_a_side_whose_player_the_curve_did_not_measure_shows_the_players_own_record():
+    """The curve measured side 6 with m.pt; today n.pt plays it. The row names n.pt and
+    its atlas record (128 simulations, mixed 0.5), a game is played at that record's
+    crossing, and a line under the table says why; with no record of n.pt the network
+    answers. A player the curve did measure keeps the curve's row."""
+    rows = [_curve_row(6, 32, 9.0, (4, 10)), _curve_row(6, 128, 10.0, (9, 11))]
+    curve = {"rows": rows, "verdicts": {"side6-komi-standard": {"last_two_overlap": True}}}
+    today = {"name": "n.pt", "sha256": "cd" * 32}
+    record = {"side": 6, "game_type": "komi", "scoring": "standard", "status": "measured",
+              "estimate": 8.5, "interval": [1, 11], "model": today, "network_estimate": 9.6,
+              "settings": {"atlas": {"simulations": 128}, "search": {"rollout_mix": 0.5}}}
+    atlas = {"records": {"side6-komi-standard": record}}
+
+    def section(document, players):
+        return designer_summary(document, curve, 128, 0.5, players).split("## At strength")[1]
+
+    page = section(atlas, {6: today})
+    side6 = next(line for line in page.splitlines() if line.startswith("| 6 |"))
+    assert side6 == ("| 6 | n.pt cdcdcdcdcdcd | 128 (the atlas) | 8.5 at 128 | [1, 11] "
+                     "| - open | - | 9.6 | 8 (the crossing at 128 simulations, leaf values "
+                     "mixed 0.5, the atlas) |")
+    assert ("Side 6: the curve measured m.pt abababababab, which no longer plays it; the row "
+            "is n.pt cdcdcdcdcdcd, which plays it today, from its own measurement in the "
+            "atlas.") in page
+    unmeasured = section({"records": {}}, {6: today})
+    assert "| 6 | n.pt cdcdcdcdcdcd | - | - | - | - | - | - | the network's own estimate" \
+        in unmeasured and "not measured yet: the network's estimate." in unmeasured
+    same = section(atlas, {6: {"name": "m.pt", "sha256": "ab" * 32}})
+    assert "| 6 | m.pt abababababab | 32, 128 | 10 at 128 | [9, 11] |" in same
+    assert "no longer plays it" not in same

@@ -47,18 +47,19 @@ def atlas_model_player(simulations: int = 8):
 
 
 def test_play_takes_the_atlas_crossing_for_the_same_model_and_a_closed_bracket(tmp_path):
-    """The committed atlas puts side 4 komi/standard at 9.68 in [9, 10] for the model file it
-    names: a game against that file is played at komi 10. Side 6's bracket is open ([8,
-    open]) and nokomi has no komi: there the network answers."""
+    """The step-90144 model's atlas (kept as test data) puts side 4 komi/standard at 9.68 in
+    [9, 10] for the model file it names: a game against that file is played at komi 10.
+    Side 6's bracket is open ([8, open]) and nokomi has no komi: there the network answers."""
     from catena_zero.komi.fair import ATLAS, NETWORK, komi_for_play
+    from tests.komi.test_komi_outcome import ATLAS as RECORDED
 
     player = atlas_model_player()
-    choice = komi_for_play(player, Rules(side=4))
+    choice = komi_for_play(player, Rules(side=4), RECORDED)
     assert (choice.komi, choice.source) == (10, ATLAS)
     assert "crosses one half at 9.68 in [9, 10]" in choice.note
-    open_end = komi_for_play(player, Rules(side=6))
+    open_end = komi_for_play(player, Rules(side=6), RECORDED)
     assert open_end.source == NETWORK and open_end.komi == player.choose_komi(Rules(side=6))
-    assert komi_for_play(player, Rules(side=4, game_type="nokomi")).komi == 0
+    assert komi_for_play(player, Rules(side=4, game_type="nokomi"), RECORDED).komi == 0
     # no atlas, or a damaged one: the network
     (tmp_path / "bad.json").write_text("{not json")
     for path in (tmp_path / "missing.json", tmp_path / "bad.json"):
@@ -81,17 +82,25 @@ def test_another_model_file_is_not_given_the_atlas_of_this_one():
 
 
 def test_gtp_answers_the_komi_and_names_its_source_on_stderr():
+    """The committed atlas measured side 4 with side4.pt at the default player's search:
+    9.07 in [7, 10], so a GTP engine of that file answers 9 and says where it comes from."""
     import io
 
+    import torch
+
+    from catena_zero.play.bundled import BUNDLED_DIRECTORY, ModelLibrary
     from catena_zero.play.gtp import GtpEngine
     from catena_zero.play.gtp_analysis import install_model_commands
+    from catena_zero.play.model_player import ModelPlayer, PlayerConfig
 
-    player = atlas_model_player()
+    torch.set_num_threads(1)
+    player = ModelPlayer(ModelLibrary(BUNDLED_DIRECTORY / "side4.pt"), PlayerConfig())
     notes = io.StringIO()
     engine = GtpEngine(player, rules=Rules(side=4), note_stream=notes)
     install_model_commands(engine, player)
-    assert engine.handle_line("catena-choose-komi") == "= 10\n\n"
-    assert "catena-zero: komi 10 from the komi atlas" in notes.getvalue()
+    assert engine.handle_line("catena-choose-komi") == "= 9\n\n"
+    assert "catena-zero: komi 9 from the komi atlas" in notes.getvalue()
+    assert "crosses one half at 9.07 in [7, 10]" in notes.getvalue()
 
 
 def test_a_bundled_file_rewritten_with_the_same_weights_keeps_its_atlas_crossing():
@@ -213,35 +222,45 @@ def test_a_record_without_its_strength_is_taken_only_when_nothing_else_is(tmp_pa
     assert atlas_crossing(rules, "a" * 64, [unknown], 8)["estimate"] == 12.0
 
 
-def test_the_default_player_gets_the_curve_crossing_nearest_its_search():
-    """The committed strength curve measured komi/standard with the model that plays each
-    side: the default player (128 simulations) is given the 128-simulation crossing on sides
-    2-5, the 64-simulation one on side 6 (its strongest there) and the 32-simulation one on
-    sides 7 and 8, and the note names both strengths."""
+def test_the_default_player_gets_the_crossing_measured_nearest_its_search():
+    """The committed atlas measured komi/standard on sides 2-6 with the model that plays
+    each side at the default player's search (128 simulations, leaf values mixed 0.5), the
+    strength curve sides 7 and 8 at up to 32 (without the mix): the default player is given
+    the atlas's crossing on sides 2-6 and the curve's 32-simulation one on sides 7 and 8, and
+    the note names the strength and the mix."""
     import json
 
     from catena_zero.komi.fair import (
         ATLAS,
+        ATLAS_PATH,
         CURVE_DIRECTORY,
         _sha256,
         atlas_crossing,
         komi_for_play,
+        record_rollout_mix,
         record_simulations,
     )
     from catena_zero.play.bundled import ModelLibrary
     from catena_zero.play.model_player import ModelPlayer, PlayerConfig
 
     library = ModelLibrary()
-    expected = {2: 128, 3: 128, 4: 128, 5: 128, 6: 64, 7: 32, 8: 32}
-    for side, simulations in expected.items():
+    expected = {2: (128, ATLAS_PATH), 3: (128, ATLAS_PATH), 4: (128, ATLAS_PATH),
+                5: (128, ATLAS_PATH), 6: (128, ATLAS_PATH),
+                7: (32, CURVE_DIRECTORY / "sims32" / "atlas.json"),
+                8: (32, CURVE_DIRECTORY / "sims32" / "atlas.json")}
+    for side, (simulations, path) in expected.items():
         rules = Rules(side=side)
-        record = atlas_crossing(rules, _sha256(library.get(rules).path), simulations=128)
+        record = atlas_crossing(rules, _sha256(library.get(rules).path), simulations=128,
+                                rollout_mix=0.5)
         assert record is not None and record_simulations(record) == simulations, side
-        committed = json.loads((CURVE_DIRECTORY / f"sims{simulations}" / "atlas.json")
-                               .read_text())["records"][f"side{side}-komi-standard"]
-        assert record == committed
+        assert record_rollout_mix(record) == (0.5 if path == ATLAS_PATH else 0.0), side
+        committed = json.loads(path.read_text())["records"][f"side{side}-komi-standard"]
+        assert record == committed, side
     rules = Rules(side=6)
     choice = komi_for_play(ModelPlayer(library, PlayerConfig()), rules)
-    record = atlas_crossing(rules, _sha256(library.get(rules).path), simulations=128)
+    record = atlas_crossing(rules, _sha256(library.get(rules).path), simulations=128,
+                            rollout_mix=0.5)
     assert (choice.source, choice.komi) == (ATLAS, rules.nearest_komi(record["estimate"]))
-    assert "(392 games, 64 simulations a move; this player searches 128)" in choice.note
+    assert "(412 games, 128 simulations a move, leaf values 0.5 random playouts)" in choice.note
+    seven = komi_for_play(ModelPlayer(library, PlayerConfig()), Rules(side=7))
+    assert "32 simulations a move; this player searches 128" in seven.note

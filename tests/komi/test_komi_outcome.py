@@ -1,6 +1,8 @@
 """A solved track's result is one of three outcomes (komi.atlas.outcome): the interval holds the
 exact value, the player is too weak by the solver's evidence, or the method erred. Checked on
-recorded rows of docs/komi/atlas.json and on real side-2 games of the model that made them."""
+recorded rows of the step-90144 model's atlas (tests/komi/data/atlas-step90144.json: docs/komi/
+atlas.json as it was measured on 2026-12-04, all three outcomes among its rows) and on real
+side-2 games of the model that made them."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from catena_zero.mcts import SearchConfig
 from catena_zero.rules import Engine, Rules
 
 ROOT = Path(__file__).resolve().parents[2]
-ATLAS = ROOT / "docs" / "komi" / "atlas.json"
+ATLAS = ROOT / "tests" / "komi" / "data" / "atlas-step90144.json"
 MODELS = ROOT / "catena_zero" / "play" / "models"
 
 

@@ -216,10 +216,24 @@ def same_model_record(document: dict | None, track: str, model: dict) -> list[di
     return [record] if measured_with in same_content_hashes(sha256) else []
 
 
+def _atlas_rows(records: list[dict]) -> list[dict]:
+    """Atlas records as the curve's rows (its strength, crossing, zero margin, network),
+    marked as the atlas's."""
+    # lazy: the curve module imports this one
+    from catena_zero.komi.atlas.curve import curve_row
+
+    return [{**curve_row(record, record_simulations(record) or 0), "source": "atlas"}
+            for record in records]
+
+
 def strength_section(curve: dict, player_simulations: int | None,
                      document: dict | None = None,
-                     player_rollout_mix: float | None = None) -> list[str]:
-    """The page's second table: komi/standard at strength, from the strength curve."""
+                     player_rollout_mix: float | None = None,
+                     players: dict[int, dict] | None = None) -> list[str]:
+    """The page's second table: komi/standard at strength, from the strength curve.
+    `players` ({side: {"name", "sha256"}}, the bundled file that plays each side today):
+    where a side's player is not the model the curve measured, its row is that player's
+    own measurements (the atlas's record of it), and a line under the table says so."""
     player = (f"the default player, {player_simulations} simulations a move"
               if player_simulations else "the strongest measurement")
     lines = [
@@ -240,33 +254,53 @@ def strength_section(curve: dict, player_simulations: int | None,
         "| settled | network | a game is played at |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
+    replaced = []
     rows = [row for row in curve.get("rows", []) if row.get("track", "").endswith("-komi-standard")]
     for track, verdict in (curve.get("verdicts") or {}).items():
         mine = [row for row in rows if row["track"] == track]
         if not mine:
             continue
-        strongest = mine[-1]
-        model = strongest.get("model") or {}
+        side = mine[-1]["side"]
+        measured = mine[-1].get("model") or {}
+        model = (players or {}).get(side) or measured
+        if model is not measured and (measured.get("sha256") not in
+                                      same_content_hashes(model.get("sha256") or "")):
+            mine, verdict = [], {}
+        atlas = same_model_record(document, track, model)
+        if model is not measured and not mine:
+            replaced.append((side, measured, model, bool(atlas)))
+        shown = mine or sorted(_atlas_rows(atlas), key=lambda row: row["simulations"])
+        played = played_at(mine + atlas, player_simulations, player_rollout_mix)
+        if not shown:
+            lines.append(f"| {side} | {model_label(model, 12)} | - | - | - | - | - | - | "
+                         f"{played} |")
+            continue
+        strongest = shown[-1]
         zero = strongest.get("zero_margin") or {}
         settled = {True: "yes", False: "no", None: "-"}[verdict.get("last_two_overlap")]
         estimate = (f"{strongest['estimate_side']} the range" if strongest.get("estimate_side")
                     else _number(strongest.get("estimate")))
         lines.append("| " + " | ".join([
-            str(strongest["side"]),
+            str(side),
             model_label(model, 12),
-            ", ".join(str(row["simulations"]) for row in mine),
+            ", ".join(str(row["simulations"]) + (" (the atlas)" if row.get("source") else "")
+                      for row in shown),
             f"{estimate} at {strongest['simulations']}", _interval(strongest.get("interval")),
             f"{_number(zero.get('estimate'))} {_interval(zero.get('interval'))}",
-            settled, _number(strongest.get("network_estimate")),
-            played_at(mine + same_model_record(document, track, model), player_simulations,
-                      player_rollout_mix),
+            settled, _number(strongest.get("network_estimate")), played,
         ]) + " |")
+    for side, measured, model, in_atlas in replaced:
+        lines += ["", f"Side {side}: the curve measured {model_label(measured, 12)}, which "
+                      f"no longer plays it; the row is {model_label(model, 12)}, which plays "
+                      f"it today, " + ("from its own measurement in the atlas." if in_atlas
+                                       else "not measured yet: the network's estimate.")]
     return lines
 
 
 def designer_summary(document: dict, curve: dict | None = None,
                      player_simulations: int | None = None,
-                     player_rollout_mix: float | None = None) -> str:
+                     player_rollout_mix: float | None = None,
+                     players: dict[int, dict] | None = None) -> str:
     """The page as Markdown (module docstring); `curve` (a strength-curve document) adds the
     table at strength for a player searching `player_simulations` a move with its leaf
     values mixed `player_rollout_mix` with random playouts."""
@@ -337,5 +371,6 @@ def designer_summary(document: dict, curve: dict | None = None,
             _number(row["margin_at_0"]), measured_with(record), "; ".join(notes) or "-",
         ]) + " |")
     if curve:
-        lines += strength_section(curve, player_simulations, document, player_rollout_mix)
+        lines += strength_section(curve, player_simulations, document, player_rollout_mix,
+                                  players)
     return "\n".join(lines) + "\n"

@@ -245,36 +245,41 @@ def plot_first_stones(document: dict, side: int, path: str | Path) -> Path | Non
 
 def write_designer(document: dict, directory: str | Path,
                    player_simulations: int | None = None,
-                   player_rollout_mix: float | None = None) -> Path:
+                   player_rollout_mix: float | None = None,
+                   players: dict[int, dict] | None = None) -> Path:
     """designer.md in `directory`, with the table at strength when a strength curve sits
     beside the atlas (`directory`/curve/curve.json; AtlasError for a damaged one, before
-    anything is written)."""
+    anything is written); `players`: the file that plays each side today
+    (catena_zero.komi.atlas.designer.strength_section)."""
     directory = Path(directory)
     return _write_designer(document, directory, read_curve(directory / CURVE_DIRECTORY_NAME),
-                           player_simulations, player_rollout_mix)
+                           player_simulations, player_rollout_mix, players)
 
 
 def _write_designer(document: dict, directory: Path, curve: dict | None,
-                    player_simulations: int | None, player_rollout_mix: float | None) -> Path:
+                    player_simulations: int | None, player_rollout_mix: float | None,
+                    players: dict[int, dict] | None = None) -> Path:
     designer = directory / DESIGNER_FILE
     atomic_write_text(designer, designer_summary(document, curve, player_simulations,
-                                                 player_rollout_mix))
+                                                 player_rollout_mix, players))
     return designer
 
 
 def write_report(document: dict, directory: str | Path,
                  player_simulations: int | None = None,
-                 player_rollout_mix: float | None = None) -> list[Path]:
+                 player_rollout_mix: float | None = None,
+                 players: dict[int, dict] | None = None) -> list[Path]:
     """atlas.md, designer.md (catena_zero.komi.atlas.designer; `player_simulations` and
-    `player_rollout_mix`: the default player's search, for its table at strength) and the
-    figures of the module doc, written atomically under `directory`."""
+    `player_rollout_mix`: the default player's search, `players` the file that plays each
+    side, for its table at strength) and the figures of the module doc, written atomically
+    under `directory`."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     curve = read_curve(directory / CURVE_DIRECTORY_NAME)  # a damaged one: before any write
     table = directory / TABLE_FILE
     atomic_write_text(table, markdown_table(document))
     designer = _write_designer(document, directory, curve, player_simulations,
-                               player_rollout_mix)
+                               player_rollout_mix, players)
     written = [table, designer, plot_fair_komi_by_side(document, directory / FAIR_KOMI_FIGURE)]
     for side in HEATMAP_SIDES:
         figure = plot_first_stones(document, side, directory / f"atlas_first_stones_side{side}.png")
