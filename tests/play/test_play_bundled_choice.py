@@ -228,3 +228,19 @@ def test_every_surface_says_which_model_plays(tmp_path) -> None:
     output = io.StringIO()
     play_terminal(player, TerminalConfig(side=3), io.StringIO("quit\n"), output)
     assert "side3.pt (Elo 500 on 3/komi/standard" in output.getvalue()
+
+
+def test_komi_standard_players_name_each_sides_file_by_its_hash() -> None:
+    """The komi atlas's designer page names each side's player of today: the library's
+    choice of every side's komi/standard track with the SHA-256 of that file; none with a
+    fixed model file."""
+    from catena_zero.data.file_history import file_sha256
+
+    library = ModelLibrary()
+    players = library.komi_standard_players()
+    assert sorted(players) == list(range(2, 11))
+    for side, player in players.items():
+        assert player["name"] == library.choice(side)
+        assert player["sha256"] == file_sha256(library.bundled_directory() / player["name"])
+    assert players[4]["name"] == "side4.pt"
+    assert ModelLibrary(library.bundled_directory() / "side4.pt").komi_standard_players() == {}
