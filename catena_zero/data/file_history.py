@@ -46,6 +46,7 @@ EARLIER_SHA256: dict[str, tuple[str, ...]] = {
 # the file as it was called then; the model that was general.pt is general-step90144.pt now).
 BUNDLED_NAMES: dict[str, str] = {
     "2827565077afa3725cf850b3afdedb3ef36b4bb96868a1c41e4f9c0e038c71ae": "general-step201952.pt",
+    "29bafa8f5a177efa970dbf748dca11eae835dd5f79f0a6389afaa7edea7a0524": "general-step275680.pt",
     "7d855425c876bba8326666864e37912291d90d1c2146700587468e1c8bd256e9": "general-step38752.pt",
     "85acfa5774879c794af7dacb5b90b3bb9e67a8e1728a81764146e9a5a420ef70": "general-step7328.pt",
     "0a4714cbe7db359681e2e5c009dd4a1105a2079fdfbaa28d5e7c21d2e123f472": "general-step90144.pt",
