@@ -153,13 +153,12 @@ class ModelLibrary:
         fixed model or no bundled file)."""
         if self.fixed is not None:
             return {}
-        players = {}
-        for side in ALL_SIDES:
-            name = self.choice(side)
-            if name is not None:
-                path = self.bundled_directory() / name
-                players[side] = {"name": name, "sha256": file_sha256(path)}
-        return players
+        names = {side: self.choice(side) for side in ALL_SIDES}
+        # one file plays several sides: each is hashed once
+        hashes = {name: file_sha256(self.bundled_directory() / name)
+                  for name in set(names.values()) if name is not None}
+        return {side: {"name": name, "sha256": hashes[name]} for side, name in names.items()
+                if name is not None}
 
     # -- what the library plays ----------------------------------------------------------
 

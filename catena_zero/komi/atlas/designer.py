@@ -263,11 +263,10 @@ def strength_section(curve: dict, player_simulations: int | None,
         side = mine[-1]["side"]
         measured = mine[-1].get("model") or {}
         model = (players or {}).get(side) or measured
+        atlas = same_model_record(document, track, model)
         if model is not measured and (measured.get("sha256") not in
                                       same_content_hashes(model.get("sha256") or "")):
             mine, verdict = [], {}
-        atlas = same_model_record(document, track, model)
-        if model is not measured and not mine:
             replaced.append((side, measured, model, bool(atlas)))
         shown = mine or sorted(_atlas_rows(atlas), key=lambda row: row["simulations"])
         played = played_at(mine + atlas, player_simulations, player_rollout_mix)
