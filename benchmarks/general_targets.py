@@ -9,6 +9,8 @@ colours alternating, at the track's fair komi, and scored with its Wilson 95% in
     side6-transfer                                   against the bundled side6.pt, or the
                                                      single-side net of --transfer-opponent
     side{4,5}-uct200, side{4,5}-uct1000              the smaller boards' outside anchors
+    side6-uct3000                                    the strongest anchor of side 6 (about
+                                                     four times uct:1000's time a match)
     side3-optimal-komi10, side3-optimal-komi11       the share of the model's moves in its own
                                                      games that the exact solver finds optimal
     variant-side{4,6}-GAME-SCORING                   every one of the 9 variants against greedy
@@ -115,6 +117,9 @@ def targets(transfer_opponent: str = "") -> list[Target]:
     for side in (4, 5):
         found += [Target(f"side{side}-{name}", f"{side}/komi/standard", spec)
                   for name, spec in (("uct200", "uct:200"), ("uct1000", "uct:1000"))]
+    # The strongest anchor of the side-6 scale: a rollout MCTS the side-6 player does not
+    # beat 95% of the time, so that the top of the scale does not saturate.
+    found.append(Target("side6-uct3000", "6/komi/standard", "uct:3000"))
     return found
 
 

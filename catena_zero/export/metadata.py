@@ -31,6 +31,7 @@ import dataclasses
 import datetime
 import json
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -358,6 +359,20 @@ def _is_one_track(value: Any) -> bool:
     return len(value) == 3 and isinstance(value[0], int) and not isinstance(value[0], bool)
 
 
+def export_time() -> str:
+    """The file's `created_utc`: now, or the time `SOURCE_DATE_EPOCH` gives (seconds since
+    1970, the reproducible-builds convention), so that exporting one checkpoint again gives
+    the same bytes, and so the same SHA-256, as a recorded match names; ValueError naming
+    the variable when it is not a whole number of seconds."""
+    text = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if not text:
+        return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    if not text.isdigit():
+        raise ValueError(f"SOURCE_DATE_EPOCH={text!r}: expected whole seconds since 1970")
+    moment = datetime.datetime.fromtimestamp(int(text), datetime.UTC)
+    return moment.isoformat(timespec="seconds")
+
+
 def metadata_for(net: torch.nn.Module, rules, *, network_config: dict[str, Any],
                  elo: float | None = None, elo_reference: str | None = None,
                  fair_komi: float | None = None, training_steps: int | None = None,
@@ -390,7 +405,7 @@ def metadata_for(net: torch.nn.Module, rules, *, network_config: dict[str, Any],
         num_globals=int(getattr(net, "num_globals", NUM_GLOBALS)), **shapes,
         training_steps=None if training_steps is None else int(training_steps),
         source=str(source),
-        created_utc=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        created_utc=export_time(),
         torch_version=torch.__version__,
     )
     return dataclasses.replace(metadata, format_version=lowest_version(metadata))

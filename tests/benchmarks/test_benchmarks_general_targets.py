@@ -19,17 +19,17 @@ torch.set_num_threads(1)
 
 def test_every_target_is_listed_once_with_its_track() -> None:
     names = [target.name for target in general_targets.targets()]
-    assert len(names) == len(set(names)) == 3 + 6 + 1 + 2 + 18 + 1 + 4
+    assert len(names) == len(set(names)) == 3 + 6 + 1 + 2 + 18 + 1 + 4 + 1
     assert {"side6-uct1000", "side10-uct200", "side4-champion", "side3-optimal-komi11",
             "variant-side6-double-quadratic", "side6-transfer"} <= set(names)
     chosen = general_targets.select(general_targets.targets(), "side6-*,side4-champion")
     assert [target.name for target in chosen] == ["side6-greedy", "side6-uct200",
                                                   "side6-uct1000", "side4-champion",
-                                                  "side6-transfer"]
+                                                  "side6-transfer", "side6-uct3000"]
     # The anchors added last leave the seeds (the index in a full run) of the others as
     # they were.
-    assert names[-5:] == ["side6-transfer", "side4-uct200", "side4-uct1000", "side5-uct200",
-                          "side5-uct1000"]
+    assert names[-6:] == ["side6-transfer", "side4-uct200", "side4-uct1000", "side5-uct200",
+                          "side5-uct1000", "side6-uct3000"]
     with pytest.raises(ValueError, match="matches no match name"):
         general_targets.select(general_targets.targets(), "side9-*")
 

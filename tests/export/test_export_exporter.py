@@ -92,6 +92,25 @@ def test_cli_export_writes_the_program_only_when_asked(checkpoint: Path, tmp_pat
     assert plain.stat().st_size < with_program.stat().st_size / 2
 
 
+def test_an_export_again_at_the_same_source_date_gives_the_same_bytes(
+        checkpoint: Path, tmp_path: Path, monkeypatch):
+    """A recorded match names a model file by its SHA-256; with SOURCE_DATE_EPOCH (the
+    reproducible-builds convention) exporting the checkpoint again gives that very file."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796644800")
+    first, second = tmp_path / "first.pt", tmp_path / "second.pt"
+    assert export_main([f"checkpoint={checkpoint}", f"output={first}"]) == 0
+    assert export_main([f"checkpoint={checkpoint}", f"output={second}"]) == 0
+    assert first.read_bytes() == second.read_bytes()
+    assert load_model_file(first).metadata.created_utc == "2026-12-07T12:00:00+00:00"
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
+    with pytest.raises(ConfigError, match="SOURCE_DATE_EPOCH='yesterday'"):
+        export_main([f"checkpoint={checkpoint}", f"output={tmp_path / 'bad.pt'}"])
+    assert not (tmp_path / "bad.pt").exists()
+    monkeypatch.delenv("SOURCE_DATE_EPOCH")
+    assert export_main([f"checkpoint={checkpoint}", f"output={second}"]) == 0
+    assert load_model_file(second).metadata.created_utc != "2026-12-07T12:00:00+00:00"
+
+
 def test_export_of_a_run_with_averaged_weights_exports_the_average(tmp_path: Path):
     torch.set_num_threads(1)
     trainer = Trainer(tiny_network(3, seed=5), TrainConfig(ema_decay=0.9), device="cpu")
