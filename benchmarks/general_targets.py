@@ -10,7 +10,7 @@ colours alternating, at the track's fair komi, and scored with its Wilson 95% in
                                                      single-side net of --transfer-opponent
     side{4,5}-uct200, side{4,5}-uct1000              the smaller boards' outside anchors
     side6-uct3000                                    the strongest anchor of side 6 (about
-                                                     four times uct:1000's time a match)
+                                                     2.5 times the time of uct:1000)
     side3-optimal-komi10, side3-optimal-komi11       the share of the model's moves in its own
                                                      games that the exact solver finds optimal
     variant-side{4,6}-GAME-SCORING                   every one of the 9 variants against greedy

@@ -3,7 +3,7 @@ raw records against anchor players per track, the anchors' own matches, the Elos
 from them on one scale per track, and the model that plays each track.
 
 Anchors are outside players that a strong model does not beat nearly every game: UCT with
-random rollouts, `uct:N` (uct:200, uct:1000, uct:5000). On each track uct:200 = 0; another
+random rollouts, `uct:N` (uct:200, uct:1000, uct:3000). On each track uct:200 = 0; another
 anchor is placed by its own recorded matches against anchors where there are any, else
 fitted with the models (`catena_zero.arena.anchored_elo`). In the JSON:
 
