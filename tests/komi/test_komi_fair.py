@@ -223,11 +223,11 @@ def test_a_record_without_its_strength_is_taken_only_when_nothing_else_is(tmp_pa
 
 
 def test_the_default_player_gets_the_crossing_measured_nearest_its_search():
-    """The committed atlas measured komi/standard on sides 2-6 with the model that plays
+    """The committed atlas measured komi/standard on sides 2-7 with the model that plays
     each side at the default player's search (128 simulations, leaf values mixed 0.5), the
-    strength curve sides 7 and 8 at up to 32 (without the mix): the default player is given
-    the atlas's crossing on sides 2-6 and the curve's 32-simulation one on sides 7 and 8, and
-    the note names the strength and the mix."""
+    strength curve side 8 at up to 32 (without the mix): the default player is given the
+    atlas's crossing on sides 2-7 and the curve's 32-simulation one on side 8, and the note
+    names the strength and the mix."""
     import json
 
     from catena_zero.komi.fair import (
@@ -245,8 +245,7 @@ def test_the_default_player_gets_the_crossing_measured_nearest_its_search():
 
     library = ModelLibrary()
     expected = {2: (128, ATLAS_PATH), 3: (128, ATLAS_PATH), 4: (128, ATLAS_PATH),
-                5: (128, ATLAS_PATH), 6: (128, ATLAS_PATH),
-                7: (32, CURVE_DIRECTORY / "sims32" / "atlas.json"),
+                5: (128, ATLAS_PATH), 6: (128, ATLAS_PATH), 7: (128, ATLAS_PATH),
                 8: (32, CURVE_DIRECTORY / "sims32" / "atlas.json")}
     for side, (simulations, path) in expected.items():
         rules = Rules(side=side)
@@ -262,5 +261,5 @@ def test_the_default_player_gets_the_crossing_measured_nearest_its_search():
                             rollout_mix=0.5)
     assert (choice.source, choice.komi) == (ATLAS, rules.nearest_komi(record["estimate"]))
     assert "(412 games, 128 simulations a move, leaf values 0.5 random playouts)" in choice.note
-    seven = komi_for_play(ModelPlayer(library, PlayerConfig()), Rules(side=7))
-    assert "32 simulations a move; this player searches 128" in seven.note
+    eight = komi_for_play(ModelPlayer(library, PlayerConfig()), Rules(side=8))
+    assert "32 simulations a move; this player searches 128" in eight.note
